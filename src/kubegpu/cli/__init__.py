@@ -1,0 +1,1 @@
+"""The command-line face of kubegpu (`kubegpu ...` and `kubectl gpu ...`)."""

@@ -1,0 +1,111 @@
+"""Entry point and the one registry of commands.
+
+Commands are imported lazily so `kubectl gpu status` starts fast: only the module of the
+command that runs is imported. Errors from kubegpu become one line on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+
+import click
+
+from kubegpu import __version__
+from kubegpu.errors import KubegpuError
+
+# name -> (module, attribute, one-line help). The order is the order of `--help`.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "doctor": ("kubegpu.cli.doctor", "doctor", "One report: status, fragmentation, pending pods, defrag preview, audit."),
+    "status": ("kubegpu.cli.status", "status", "Per node: pool, GPU model, GPUs total/allocated/free, pods."),
+    "why": ("kubegpu.cli.why", "why", "Why a pod is Pending, in kube-scheduler's words, and the smallest fix."),
+    "frag": ("kubegpu.cli.frag", "frag", "GPU fragmentation: what fits now, stranded GPUs, the FGD measure."),
+    "defrag": ("kubegpu.cli.defrag", "defrag", "Plan (and with --apply, carry out) the fewest safe moves that make room."),
+    "simulate": ("kubegpu.cli.simulate", "simulate", "Replay traces: the FGD inflation experiment and more."),
+    "audit": ("kubegpu.cli.audit", "audit", "Check the cluster for all ten GPU-cluster pitfalls."),
+    "nccl": ("kubegpu.cli.nccl", "nccl", "Read NCCL / PyTorch logs: transport used, failures, the fix."),
+    "rules": ("kubegpu.cli.rules", "rules", "Write a PrometheusRule with the GPU-cluster alerts."),
+    "storage": ("kubegpu.cli.storage", "storage", "Estimate model load time per storage class."),
+    "snapshot": ("kubegpu.cli.snapshot", "snapshot", "Capture everything kubegpu reads as one v1 List file."),
+    "serve": ("kubegpu.cli.serve", "serve", "Dashboard and Prometheus /metrics (127.0.0.1 by default)."),
+}
+
+
+def _available(name: str) -> bool:
+    return importlib.util.find_spec(COMMANDS[name][0]) is not None
+
+
+class LazyGroup(click.Group):
+    """A click group that imports a command's module only when that command runs."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name in COMMANDS if _available(name)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS or not _available(cmd_name):
+            return None
+        module, attr, _ = COMMANDS[cmd_name]
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def _prog_name() -> str:
+    base = os.path.basename(sys.argv[0]) if sys.argv else "kubegpu"
+    return "kubectl gpu" if base.startswith("kubectl-gpu") else "kubegpu"
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="kubegpu")
+def cli() -> None:
+    """Operate Kubernetes GPU clusters the way an experienced GPU-platform SRE would.
+
+    Every command reads a cluster from one source: --demo (the embedded 40-node demo),
+    --snapshot FILE|DIR (kubectl get -o json/yaml dumps, kubegpu snapshot files), or the live
+    cluster of your kubeconfig (--kubeconfig, --context). Nothing is changed on a cluster
+    unless a command says --apply.
+
+    \b
+    Start here:
+      kubegpu doctor --demo            the whole picture of the demo cluster
+      kubegpu why --all --demo         every Pending GPU pod explained
+      kubectl gpu status               the same, as a kubectl plugin, on your cluster
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; turn kubegpu errors into one line on stderr and exit code 2."""
+    try:
+        rc = cli.main(args=argv, prog_name=_prog_name(), standalone_mode=False)
+    except KubegpuError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(2 if err.exit_code in (1, 2) else err.exit_code)
+    except click.exceptions.Exit as err:
+        sys.exit(err.exit_code)
+    except BrokenPipeError:
+        sys.exit(0)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except Exception as err:  # a bug of ours: still one line, with the way to see more
+        if os.environ.get("KUBEGPU_DEBUG"):
+            raise
+        click.echo(f"internal error: {type(err).__name__}: {err} (set KUBEGPU_DEBUG=1 for a traceback)", err=True)
+        sys.exit(3)
+    sys.exit(rc if isinstance(rc, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""The target workload M of the FGD measure: the task shapes a cluster expects, with popularity.
+
+FGD (Weng et al., USENIX ATC '23) judges free GPU capacity against the shapes of tasks that
+will arrive. Following the authors' simulator (`GetTypicalPods`): count pods by distinct
+(CPU milli, GPU milli per device, GPU count, GPU model constraint), CPU-only pods included,
+take the most popular shapes until they cover 95 % of pods, and renormalise.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import msgspec
+import numpy as np
+
+from kubegpu.errors import InputError
+from kubegpu.scheduling.placement.task import MILLI, Task
+
+DEFAULT_COVERAGE = 0.95
+
+
+class TaskShape(msgspec.Struct, frozen=True, kw_only=True):
+    """One task class m of the mix, with its popularity p_m."""
+
+    cpu_milli: int
+    num_gpu: int = 0
+    gpu_milli: int = 0
+    models: frozenset[str] | None = None
+    weight: float = 1.0
+
+
+class ShapeMix:
+    """A normalised task-shape mix as arrays, ready for vectorised fragmentation."""
+
+    def __init__(self, shapes: Sequence[TaskShape]) -> None:
+        if not shapes:
+            raise ValueError("a task-shape mix needs at least one shape")
+        total = float(sum(s.weight for s in shapes))
+        if not total > 0:
+            raise ValueError("task-shape weights must sum to a positive number")
+        self.shapes = [msgspec.structs.replace(s, weight=s.weight / total) for s in shapes]
+        self.cpu_milli = np.array([s.cpu_milli for s in self.shapes], dtype=np.int64)
+        self.num_gpu = np.array([s.num_gpu for s in self.shapes], dtype=np.int32)
+        self.gpu_milli = np.array([s.gpu_milli for s in self.shapes], dtype=np.int32)
+        self.weight = np.array([s.weight for s in self.shapes], dtype=np.float64)
+        self.is_gpu = self.num_gpu > 0
+        self._access: dict[tuple[str, ...], np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.shapes)
+
+    def access_table(self, gpu_models: Sequence[str]) -> np.ndarray:
+        """bool[M+1, m]: may shape m run on a node of model index i (row M = node without a model)."""
+        key = tuple(gpu_models)
+        table = self._access.get(key)
+        if table is None:
+            rows = [[s.models is None or model in s.models for s in self.shapes] for model in key]
+            rows.append([s.models is None for s in self.shapes])
+            table = np.array(rows, dtype=bool).reshape(len(key) + 1, len(self.shapes))
+            self._access[key] = table
+        return table
+
+    def access(self, gpu_model: np.ndarray, gpu_models: Sequence[str]) -> np.ndarray:
+        """bool[n, m] for nodes with model indices `gpu_model` (-1 = no model)."""
+        return self.access_table(gpu_models)[gpu_model]
+
+
+def mix_from_tasks(tasks: Iterable[Task], *, coverage: float = DEFAULT_COVERAGE) -> ShapeMix:
+    """The most popular task shapes covering `coverage` of the tasks (by count), renormalised.
+
+    Ties in popularity are ordered by the shape itself (larger first), so the result does not
+    depend on task order.
+    """
+    counts: Counter[tuple[int, int, int, frozenset[str] | None]] = Counter(t.shape_key for t in tasks)
+    if not counts:
+        raise ValueError("cannot build a task-shape mix from zero tasks")
+    total = sum(counts.values())
+
+    def order(item: tuple[tuple[int, int, int, frozenset[str] | None], int]) -> tuple:
+        (cpu, num, milli, models), count = item
+        model_key = "|".join(sorted(models)) if models else ""
+        return (-count, -cpu, -milli, -num, tuple(-ord(c) for c in model_key))
+
+    ranked = sorted(counts.items(), key=order)
+    chosen: list[TaskShape] = []
+    covered = 0
+    for (cpu, num, milli, models), count in ranked:
+        if covered >= coverage * total:
+            break
+        chosen.append(TaskShape(cpu_milli=cpu, num_gpu=num, gpu_milli=milli, models=models, weight=count))
+        covered += count
+    return ShapeMix(chosen)
+
+
+class _MixEntry(msgspec.Struct, forbid_unknown_fields=True):
+    cpu_milli: int
+    num_gpu: int = 0
+    gpu_milli: int = 0
+    gpu_model: str | list[str] | None = None
+    weight: float = 1.0
+
+
+def load_mix(path: str | Path, *, coverage: float = DEFAULT_COVERAGE) -> ShapeMix:
+    """Read a mix from a file: a pod list CSV in the Alibaba openb format, or JSON shapes.
+
+    JSON: a list of {"cpu_milli", "num_gpu", "gpu_milli", "gpu_model"?, "weight"} objects;
+    weights are used as given (renormalised), no coverage cut. CSV: one row per pod, shapes
+    counted and cut at `coverage` like the cluster's own pods.
+    """
+    p = Path(path)
+    if p.suffix.lower() == ".json":
+        try:
+            entries = msgspec.json.decode(p.read_bytes(), type=list[_MixEntry])
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise InputError(f"not a task-shape mix: {exc}", where=str(p)) from exc
+        shapes = []
+        for i, e in enumerate(entries):
+            _check_shape(e.num_gpu, e.gpu_milli, e.weight, where=str(p), obj=f"entry {i}")
+            models = e.gpu_model if isinstance(e.gpu_model, list) else (
+                e.gpu_model.split("|") if e.gpu_model else None)
+            shapes.append(TaskShape(cpu_milli=e.cpu_milli, num_gpu=e.num_gpu, gpu_milli=e.gpu_milli,
+                                    models=frozenset(models) if models else None, weight=e.weight))
+        if not shapes or sum(s.weight for s in shapes) <= 0:
+            raise InputError("the mix has no shape with a positive weight", where=str(p))
+        return ShapeMix(shapes)
+    from kubegpu.simulate.trace import load_pods  # one CSV reader for openb pod lists
+
+    pods = load_pods(p)
+    if not pods:
+        raise InputError("the pod list is empty", where=str(p))
+    return mix_from_tasks(pods, coverage=coverage)
+
+
+def _check_shape(num_gpu: int, gpu_milli: int, weight: float, *, where: str, obj: str) -> None:
+    if num_gpu < 0 or not 0 <= gpu_milli <= MILLI or (num_gpu == 0) != (gpu_milli == 0):
+        raise InputError(f"num_gpu={num_gpu}, gpu_milli={gpu_milli}: need both 0, or num_gpu>0 and "
+                         f"gpu_milli in 1..{MILLI}", where=where, obj=obj)
+    if weight < 0:
+        raise InputError(f"negative weight {weight}", where=where, obj=obj, field="weight")
+
+
+def mix_to_json(mix: ShapeMix) -> str:
+    """The mix in the JSON format `load_mix` reads (for `--mix` round trips)."""
+    return json.dumps([{"cpu_milli": s.cpu_milli, "num_gpu": s.num_gpu, "gpu_milli": s.gpu_milli,
+                        "gpu_model": "|".join(sorted(s.models)) if s.models else None,
+                        "weight": round(s.weight, 6)} for s in mix.shapes], indent=2)

@@ -1,0 +1,87 @@
+"""Decode raw v1 objects (JSON bytes or parsed dicts) into typed kubegpu structs.
+
+A bad field becomes an InputError that names the object and the JSON path, e.g.
+`Pod/ml/train-0: field spec.containers[0].resources: expected object, got str`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Union
+
+import msgspec
+
+from kubegpu.errors import InputError
+from kubegpu.model.kinds import KIND_TYPES, GenericObject, KubeObject
+
+RawDoc = Union[msgspec.Raw, dict]
+
+
+class _Head(msgspec.Struct, rename="camel"):
+    """Just enough of an object to name it in an error and pick its type."""
+
+    api_version: Any = None
+    kind: Any = None
+    metadata: Any = None
+
+
+_JSON_HEAD = msgspec.json.Decoder(_Head)
+_JSON_DECODERS: dict[type, msgspec.json.Decoder] = {}
+_PATH = re.compile(r" - at `\$\.?(.*)`$")
+
+
+def _decoder(t: type) -> msgspec.json.Decoder:
+    dec = _JSON_DECODERS.get(t)
+    if dec is None:
+        dec = _JSON_DECODERS[t] = msgspec.json.Decoder(t)
+    return dec
+
+
+def _head(doc: RawDoc) -> _Head:
+    if isinstance(doc, dict):
+        return _Head(doc.get("apiVersion"), doc.get("kind"), doc.get("metadata"))
+    return _JSON_HEAD.decode(doc)
+
+
+def describe(head: _Head) -> str:
+    """'Kind/ns/name' from whatever an object header holds, for error messages."""
+    kind = head.kind if isinstance(head.kind, str) and head.kind else "object"
+    meta = head.metadata if isinstance(head.metadata, dict) else {}
+    name = meta.get("name") if isinstance(meta.get("name"), str) else None
+    ns = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
+    if not name:
+        name = meta.get("generateName") if isinstance(meta.get("generateName"), str) else "<unnamed>"
+    return f"{kind}/{ns}/{name}" if ns else f"{kind}/{name}"
+
+
+def decode_object(doc: RawDoc, *, where: str | None = None) -> KubeObject:
+    """Decode one v1 object; unknown kinds become GenericObject (kept, never fatal)."""
+    try:
+        head = _head(doc)
+    except (msgspec.DecodeError, msgspec.ValidationError) as err:
+        raise InputError(f"not a JSON object: {err}", where=where) from None
+    if not isinstance(head.kind, str) or not head.kind:
+        raise InputError("object has no kind", where=where, obj=describe(head), field="kind")
+    if head.metadata is not None and not isinstance(head.metadata, dict):
+        raise InputError("expected an object", where=where, obj=describe(head), field="metadata")
+    struct = KIND_TYPES.get(head.kind, GenericObject)
+    try:
+        if struct is GenericObject:
+            body = doc if isinstance(doc, dict) else msgspec.json.decode(doc)
+            obj = msgspec.convert({"apiVersion": body.get("apiVersion", ""), "kind": head.kind,
+                                   "metadata": body.get("metadata") or {}}, GenericObject)
+            obj.body = body
+        elif isinstance(doc, dict):
+            obj = msgspec.convert(doc, struct)
+        else:
+            obj = _decoder(struct).decode(doc)
+    except msgspec.ValidationError as err:
+        text = str(err)
+        m = _PATH.search(text)
+        field = m.group(1) if m else None
+        message = _PATH.sub("", text)
+        message = message[0].lower() + message[1:] if message else "invalid value"
+        raise InputError(message.replace("`", ""), where=where, obj=describe(head), field=field) from None
+    if not obj.metadata.name and not obj.metadata.generate_name and struct is not GenericObject:
+        raise InputError("object has no name", where=where, obj=describe(head), field="metadata.name")
+    return obj

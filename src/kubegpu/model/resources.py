@@ -1,0 +1,89 @@
+"""Effective resource requests of pods and allocatable of nodes, in scheduler units.
+
+Units: cpu in milli-CPU, memory / ephemeral-storage / hugepages in bytes, every other
+(extended) resource by upstream's Value() (whole units, rounded up). Parsing happens here,
+once per object, so a bad quantity is reported with the object and the field that hold it.
+"""
+
+from __future__ import annotations
+
+from kubegpu.errors import InputError, QuantityError
+from kubegpu.model.kinds import Node, Pod
+from kubegpu.model.objects import Container
+from kubegpu.model.quantity import resource_amount
+
+Resources = dict[str, int]
+
+
+def parse_resource_list(values: dict, *, obj: str, field: str) -> Resources:
+    """Parse a v1 ResourceList, naming object and field on error."""
+    out: Resources = {}
+    for name, value in values.items():
+        try:
+            out[name] = resource_amount(name, value)
+        except QuantityError as err:
+            raise InputError(err.message, obj=obj, field=f"{field}.{name}") from None
+    return out
+
+
+def _container_requests(c: Container, *, obj: str, field: str) -> Resources:
+    """A container's requests, with limits standing in for unset requests.
+
+    upstream: API defaulting (SetDefaults_Container) copies a limit into an unset request.
+    """
+    requests = parse_resource_list(c.resources.requests, obj=obj, field=f"{field}.resources.requests")
+    limits = parse_resource_list(c.resources.limits, obj=obj, field=f"{field}.resources.limits")
+    for name, amount in limits.items():
+        requests.setdefault(name, amount)
+    return requests
+
+
+def _add(into: Resources, other: Resources) -> None:
+    for k, v in other.items():
+        into[k] = into.get(k, 0) + v
+
+
+def _max(into: Resources, other: Resources) -> None:
+    for k, v in other.items():
+        if v > into.get(k, 0):
+            into[k] = v
+
+
+def pod_requests(pod: Pod) -> Resources:
+    """The pod's effective requests as kube-scheduler computes them.
+
+    upstream (component-helpers PodRequests): sum of app containers plus restartable (sidecar)
+    init containers, vs the largest regular init container plus the sidecars started before it;
+    the max of the two, plus pod overhead.
+    """
+    obj = pod.ref
+    total: Resources = {}
+    for i, c in enumerate(pod.spec.containers):
+        _add(total, _container_requests(c, obj=obj, field=f"spec.containers[{i}]"))
+    sidecars: Resources = {}
+    init_peak: Resources = {}
+    for i, c in enumerate(pod.spec.init_containers):
+        req = _container_requests(c, obj=obj, field=f"spec.initContainers[{i}]")
+        if c.restart_policy == "Always":
+            _add(total, req)
+            _add(sidecars, req)
+            _max(init_peak, dict(sidecars))
+        else:
+            step = dict(req)
+            _add(step, sidecars)
+            _max(init_peak, step)
+    _max(total, init_peak)
+    if pod.spec.overhead:
+        _add(total, parse_resource_list(pod.spec.overhead, obj=obj, field="spec.overhead"))
+    return {k: v for k, v in total.items() if v}
+
+
+def node_allocatable(node: Node) -> Resources:
+    """Allocatable resources (capacity where allocatable is absent, as kubelet reports)."""
+    source = node.status.allocatable or node.status.capacity
+    field = "status.allocatable" if node.status.allocatable else "status.capacity"
+    return parse_resource_list(source, obj=node.ref, field=field)
+
+
+def node_capacity(node: Node) -> Resources:
+    return parse_resource_list(node.status.capacity, obj=node.ref, field="status.capacity")

@@ -1,0 +1,214 @@
+"""Mutable columnar cluster state for placement: what is free where, per node and per GPU device.
+
+Placement policies score every node for one task with numpy, so the state is a set of arrays
+with the node axis first (the NodeTable layout, but mutable). Each node also carries a
+`version` counter that changes whenever something is placed on or removed from it, so a
+policy can cache node-local scores and recompute only the nodes that changed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from kubegpu.scheduling.placement.task import MILLI, Placement, Task
+
+# GPU-request classes for GpuClustering (Gandiva): shared, 1..8 whole GPUs, anything else.
+N_AFFINITY_CLASSES = 10
+SHARED_CLASS = 0
+OTHER_CLASS = 9
+
+# Identity of a state for caches (id() can be reused after garbage collection).
+_STATE_IDS = itertools.count()
+
+
+def affinity_class(task: Task) -> int:
+    """GpuClustering's request class: 0 = shared GPU, k = k whole GPUs, 9 = other; -1 = CPU-only."""
+    if not task.wants_gpu:
+        return -1
+    if task.is_shared:
+        return SHARED_CLASS
+    return task.num_gpu if 1 <= task.num_gpu <= 8 else OTHER_CLASS
+
+
+class PlacementState:
+    """Free resources of n nodes with up to D GPU devices each; mutated by `place` / `remove`.
+
+    Memory is in bytes, CPU in millicores, GPU in milli-GPU per device (1000 = one device,
+    padding devices have capacity 0). `tie_rank` orders nodes when scores tie (lower wins):
+    node order by default, a seeded permutation in the inflation experiment (as the authors'
+    simulator renames nodes with a random prefix and then breaks ties by name).
+    """
+
+    def __init__(self, *, names: Sequence[str], cpu_alloc: Any, mem_alloc: Any, dev_total: Any,
+                 gpu_model: Any | None = None, gpu_models: Sequence[str] = (),
+                 cpu_used: Any | None = None, mem_used: Any | None = None, dev_used: Any | None = None,
+                 pods_alloc: Any | None = None, pods_used: Any | None = None,
+                 schedulable: Any | None = None, pool: Sequence[str] | None = None,
+                 tie_rank: Any | None = None, affinity_counts: Any | None = None) -> None:
+        n = len(names)
+        self.names = list(names)
+        self.cpu_alloc = np.asarray(cpu_alloc, dtype=np.int64).reshape(n)
+        self.mem_alloc = np.asarray(mem_alloc, dtype=np.int64).reshape(n)
+        self.dev_total = np.asarray(dev_total, dtype=np.int32).reshape(n, -1) if n else np.zeros((0, 0), np.int32)
+        self.pods_alloc = (np.full(n, np.iinfo(np.int64).max // 4, dtype=np.int64) if pods_alloc is None
+                           else np.asarray(pods_alloc, dtype=np.int64).reshape(n))
+        self.cpu_free = self.cpu_alloc - (0 if cpu_used is None else np.asarray(cpu_used, dtype=np.int64))
+        self.mem_free = self.mem_alloc - (0 if mem_used is None else np.asarray(mem_used, dtype=np.int64))
+        self.pods_free = self.pods_alloc - (0 if pods_used is None else np.asarray(pods_used, dtype=np.int64))
+        used = np.zeros_like(self.dev_total) if dev_used is None else np.asarray(dev_used, dtype=np.int32)
+        self.dev_free = (self.dev_total - used.reshape(self.dev_total.shape)).astype(np.int32)
+        self.gpu_count = (self.dev_total > 0).sum(axis=1).astype(np.int32)
+        self.gpu_model = (np.full(n, -1, dtype=np.int32) if gpu_model is None
+                          else np.asarray(gpu_model, dtype=np.int32).reshape(n))
+        self.gpu_models = list(gpu_models)
+        self.schedulable = (np.ones(n, dtype=bool) if schedulable is None
+                            else np.asarray(schedulable, dtype=bool).reshape(n))
+        self.pool = list(pool) if pool is not None else [""] * n
+        self.tie_rank = (np.arange(n, dtype=np.int64) if tie_rank is None
+                         else np.asarray(tie_rank, dtype=np.int64).reshape(n))
+        self.affinity_counts = (np.zeros((n, N_AFFINITY_CLASSES), dtype=np.int32) if affinity_counts is None
+                                else np.asarray(affinity_counts, dtype=np.int32).reshape(n, N_AFFINITY_CLASSES))
+        self.version = np.zeros(n, dtype=np.int64)
+        self.uid = next(_STATE_IDS)
+        self._model_masks: dict[frozenset[str] | None, np.ndarray] = {}
+
+    # ---- constructors -------------------------------------------------------------------
+    @classmethod
+    def from_node_table(cls, table: Any, *, placed: Iterable[tuple[int, Task]] = ()) -> PlacementState:
+        """Build from a `kubegpu.model.nodetable.NodeTable` (physical GPUs, per-device milli).
+
+        `placed` lists (node index, task) of pods already running, so GpuClustering knows which
+        request classes each node hosts; resources are taken from the table, not from `placed`.
+        """
+        state = cls(names=table.names, cpu_alloc=table.cpu_alloc, cpu_used=table.cpu_used,
+                    mem_alloc=table.mem_alloc, mem_used=table.mem_used,
+                    pods_alloc=table.pods_alloc, pods_used=table.pods_used,
+                    dev_total=table.dev_total, dev_used=table.dev_used,
+                    gpu_model=table.gpu_model, gpu_models=table.gpu_models,
+                    schedulable=table.schedulable, pool=table.pool)
+        for node, task in placed:
+            cls_ = affinity_class(task)
+            if cls_ >= 0:
+                state.affinity_counts[node, cls_] += 1
+        return state
+
+    def copy(self) -> PlacementState:
+        """An independent copy (for what-if planning)."""
+        other = object.__new__(PlacementState)
+        for key, value in self.__dict__.items():
+            other.__dict__[key] = value.copy() if isinstance(value, (np.ndarray, list, dict)) else value
+        other._model_masks = dict(self._model_masks)
+        other.uid = next(_STATE_IDS)
+        return other
+
+    # ---- derived views ------------------------------------------------------------------
+    @property
+    def n_nodes(self) -> int:
+        return len(self.names)
+
+    @property
+    def gpu_free(self) -> np.ndarray:
+        """Free milli-GPU per node (all devices)."""
+        return self.dev_free.sum(axis=1, dtype=np.int64)
+
+    @property
+    def gpu_capacity(self) -> np.ndarray:
+        return self.dev_total.sum(axis=1, dtype=np.int64)
+
+    def model_mask(self, models: frozenset[str] | None) -> np.ndarray:
+        """Nodes whose GPU model is allowed (all nodes when `models` is None)."""
+        mask = self._model_masks.get(models)
+        if mask is None:
+            if models is None:
+                mask = np.ones(self.n_nodes, dtype=bool)
+            else:
+                allowed = np.array([m in models for m in self.gpu_models] + [False], dtype=bool)
+                mask = allowed[self.gpu_model]  # index -1 hits the trailing False
+            self._model_masks[models] = mask
+        return mask
+
+    def fit_mask(self, task: Task) -> np.ndarray:
+        """Nodes that can host `task` now: schedulable, CPU, memory, pod slots, GPU model and devices."""
+        ok = (self.schedulable & (self.cpu_free >= task.cpu_milli) & (self.mem_free >= task.mem_bytes)
+              & (self.pods_free >= 1))
+        if task.wants_gpu:
+            ok &= self.model_mask(task.models)
+            ok &= (self.dev_free >= task.gpu_milli).sum(axis=1) >= task.num_gpu
+        return ok
+
+    def fits_on(self, task: Task, node: int) -> bool:
+        """Scalar version of `fit_mask` for one node."""
+        if not (self.schedulable[node] and self.cpu_free[node] >= task.cpu_milli
+                and self.mem_free[node] >= task.mem_bytes and self.pods_free[node] >= 1):
+            return False
+        if not task.wants_gpu:
+            return True
+        return bool(self.model_mask(task.models)[node]
+                    and int((self.dev_free[node] >= task.gpu_milli).sum()) >= task.num_gpu)
+
+    # ---- mutation -----------------------------------------------------------------------
+    def place(self, task: Task, placement: Placement) -> None:
+        """Take the task's resources on the chosen node/devices; refuses anything that over-allocates."""
+        node, devices = placement.node, placement.devices
+        if not self.fits_on(task, node):
+            raise ValueError(f"task {task.name!r} does not fit on node {self.names[node]!r}")
+        if len(devices) != task.num_gpu or len(set(devices)) != len(devices):
+            raise ValueError(f"task {task.name!r} needs {task.num_gpu} distinct devices, got {devices}")
+        for d in devices:
+            if self.dev_free[node, d] < task.gpu_milli:
+                raise ValueError(f"device {d} of {self.names[node]!r} has {self.dev_free[node, d]}m free, "
+                                 f"task {task.name!r} needs {task.gpu_milli}m")
+        self.cpu_free[node] -= task.cpu_milli
+        self.mem_free[node] -= task.mem_bytes
+        self.pods_free[node] -= 1
+        for d in devices:
+            self.dev_free[node, d] -= task.gpu_milli
+        cls_ = affinity_class(task)
+        if cls_ >= 0:
+            self.affinity_counts[node, cls_] += 1
+        self.version[node] += 1
+
+    def remove(self, task: Task, placement: Placement) -> None:
+        """Give back what `place` took (a pod leaving or being moved)."""
+        node = placement.node
+        self.cpu_free[node] += task.cpu_milli
+        self.mem_free[node] += task.mem_bytes
+        self.pods_free[node] += 1
+        for d in placement.devices:
+            self.dev_free[node, d] += task.gpu_milli
+        if (self.dev_free[node] > self.dev_total[node]).any() or self.cpu_free[node] > self.cpu_alloc[node]:
+            raise ValueError(f"removing task {task.name!r} from {self.names[node]!r} frees more than capacity")
+        cls_ = affinity_class(task)
+        if cls_ >= 0 and self.affinity_counts[node, cls_] > 0:
+            self.affinity_counts[node, cls_] -= 1
+        self.version[node] += 1
+
+
+def exclusive_devices(dev_free_row: np.ndarray, task: Task) -> tuple[int, ...]:
+    """Lowest-index devices with enough room for a multi-device (or whole-GPU) task.
+
+    upstream (open-gpu-share AllocateExclusiveGpuId): whole-GPU pods take the lowest-index
+    fully free devices.
+    """
+    idx = np.flatnonzero(dev_free_row >= task.gpu_milli)[: task.num_gpu]
+    return tuple(int(i) for i in idx)
+
+
+def tightest_device(dev_free_row: np.ndarray, task: Task) -> int:
+    """The fitting device with the least free share (lowest index on ties): best-fit GPU choice."""
+    fits = dev_free_row >= task.gpu_milli
+    masked = np.where(fits, dev_free_row, np.iinfo(np.int32).max)
+    return int(np.argmin(masked))
+
+
+def default_devices(dev_free_row: np.ndarray, task: Task) -> tuple[int, ...]:
+    """Device choice used by the baselines: best-fit for a shared pod, lowest free devices otherwise."""
+    if not task.wants_gpu:
+        return ()
+    if task.is_shared:
+        return (tightest_device(dev_free_row, task),)
+    return exclusive_devices(dev_free_row, task)

@@ -1,0 +1,81 @@
+"""Documents: raw v1 objects as a source delivered them, before decoding.
+
+Raw bytes are kept so `kubegpu snapshot` can write back exactly what it read, field for field,
+while the engines decode only the fields they use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from kubegpu.model.cluster import ClusterState
+from kubegpu.model.decode import RawDoc, decode_object
+
+SNAPSHOT_INFO_KIND = "SnapshotInfo"
+SNAPSHOT_INFO_API = "kubegpu.io/v1"
+
+
+@dataclass
+class Documents:
+    """Raw objects with the file (or URL) each came from, and the cluster's version if known."""
+
+    items: list[RawDoc] = field(default_factory=list)
+    origins: list[str] = field(default_factory=list)
+    server_version: str | None = None
+    source: str = ""
+    captured_at: str | None = None
+
+    def add(self, doc: RawDoc, origin: str) -> None:
+        self.items.append(doc)
+        self.origins.append(origin)
+
+    def extend(self, other: "Documents") -> None:
+        self.items.extend(other.items)
+        self.origins.extend(other.origins)
+        self.server_version = self.server_version or other.server_version
+        self.captured_at = self.captured_at or other.captured_at
+
+
+def _snapshot_info(doc: RawDoc) -> dict[str, Any] | None:
+    body = doc if isinstance(doc, dict) else None
+    if body is None:
+        raw = bytes(doc)
+        if SNAPSHOT_INFO_KIND.encode() not in raw[:400]:
+            return None
+        try:
+            body = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            return None
+    if isinstance(body, dict) and body.get("kind") == SNAPSHOT_INFO_KIND:
+        return body
+    return None
+
+
+def snapshot_info_object(*, server_version: str | None, captured_at: str, source: str) -> dict[str, Any]:
+    """The object kubegpu snapshots carry to record the cluster version and capture time."""
+    info: dict[str, Any] = {"apiVersion": SNAPSHOT_INFO_API, "kind": SNAPSHOT_INFO_KIND,
+                            "metadata": {"name": "snapshot"}, "capturedAt": captured_at, "source": source}
+    if server_version:
+        info["serverVersion"] = {"gitVersion": server_version}
+    return info
+
+
+def load_cluster(docs: Documents) -> ClusterState:
+    """Decode every document (naming file, object and field on error) into a ClusterState."""
+    objects = []
+    version = docs.server_version
+    captured = docs.captured_at
+    for doc, origin in zip(docs.items, docs.origins):
+        info = _snapshot_info(doc)
+        if info is not None:
+            sv = info.get("serverVersion")
+            if isinstance(sv, dict) and isinstance(sv.get("gitVersion"), str):
+                version = version or sv["gitVersion"]
+            if isinstance(info.get("capturedAt"), str):
+                captured = captured or info["capturedAt"]
+            continue
+        objects.append(decode_object(doc, where=origin))
+    return ClusterState(objects, server_version=version, source=docs.source, captured_at=captured)

@@ -1,0 +1,54 @@
+"""Safe YAML loading that also refuses alias bombs ("billion laughs").
+
+PyYAML's safe loader never runs code, but aliases still let a 1 KB file expand into billions of
+nodes once converted. We compose the node graph first and count its expanded size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from kubegpu.errors import InputError
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_EXPANDED_NODES = 20_000_000
+
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    memo[key] = 1  # guards against recursive aliases
+    size = 1
+    if isinstance(node, yaml.SequenceNode):
+        size += sum(_expanded_size(child, memo) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    memo[key] = size
+    return size
+
+
+def load_yaml_documents(text: str | bytes, *, where: str) -> list[Any]:
+    """Every document of a YAML stream, as plain Python data; InputError on any problem."""
+    try:
+        loader = _Loader(text)
+        try:
+            docs = []
+            while loader.check_node():
+                node = loader.get_node()
+                if node is None:
+                    continue
+                if _expanded_size(node, {}) > MAX_EXPANDED_NODES:
+                    raise InputError("YAML aliases expand to too many nodes (alias bomb?)", where=where)
+                docs.append(loader.construct_document(node))
+            return docs
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise InputError(f"malformed YAML{at}: {err.problem or err}", where=where) from None
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as err:
+        raise InputError(f"malformed YAML: {err}", where=where) from None

@@ -1,0 +1,91 @@
+"""The per-node status report (`kubegpu status`), computed from the NodeTable.
+
+GPU numbers are physical devices: a time-sliced node with 4 GPUs x 8 replicas reports 4, and
+its per-device use shows how the replicas are spread.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from kubegpu.model.cluster import ClusterState
+from kubegpu.model.gpu import MILLI
+from kubegpu.model.nodetable import NodeTable
+
+
+class GpuCounts(msgspec.Struct):
+    total: int | float
+    allocated: int | float
+    free: int | float
+
+
+class NodeStatusRow(msgspec.Struct, omit_defaults=True):
+    name: str
+    pool: str
+    gpu_model: str | None
+    gpus: GpuCounts
+    sharing: str
+    schedulable: bool
+    ready: bool
+    pods: int
+    gpu_pods: list[str]
+    cpu: GpuCounts
+    memory_gib: GpuCounts
+    replicas: int = 1
+    advertised: int = 0
+    devices_milli_used: list[int] = []
+
+
+class Totals(msgspec.Struct):
+    nodes: int
+    gpu_nodes: int
+    gpus: GpuCounts
+    allocation_ratio: float
+
+
+class StatusReport(msgspec.Struct):
+    nodes: list[NodeStatusRow]
+    totals: Totals
+    source: str = ""
+    server_version: str | None = None
+
+
+def gpus(milli: int) -> int | float:
+    """Milli-GPU as GPUs: an int when whole, else rounded to 3 decimals."""
+    return milli // MILLI if milli % MILLI == 0 else round(milli / MILLI, 3)
+
+
+def _counts(total: int, used: int, scale: float = 1.0) -> GpuCounts:
+    if scale == 1.0:
+        return GpuCounts(total=total, allocated=used, free=total - used)
+    return GpuCounts(total=round(total / scale, 2), allocated=round(used / scale, 2),
+                     free=round((total - used) / scale, 2))
+
+
+def cluster_status(state: ClusterState, table: NodeTable | None = None) -> StatusReport:
+    """Per-node GPU status and cluster totals."""
+    t = table or NodeTable.from_cluster(state)
+    rows = []
+    for i, node in enumerate(state.nodes):
+        info = state.node_gpus[node.name]
+        total = int(t.dev_total[i].sum())
+        used = int(t.dev_used[i].sum())
+        pods = state.pods_by_node.get(node.name, [])
+        shared = info.sharing != "none"
+        rows.append(NodeStatusRow(
+            name=node.name, pool=t.pool[i], gpu_model=info.model if info.physical else None,
+            gpus=GpuCounts(total=gpus(total), allocated=gpus(used), free=gpus(total - used)),
+            sharing=info.sharing, schedulable=bool(t.schedulable[i]), ready=node.is_ready,
+            pods=len(pods),
+            gpu_pods=sorted(p.key for p in pods if state.gpu_demand(p, node.name).is_gpu),
+            cpu=_counts(int(t.cpu_alloc[i]), int(t.cpu_used[i]), 1000.0),
+            memory_gib=_counts(int(t.mem_alloc[i]), int(t.mem_used[i]), float(2**30)),
+            replicas=info.replicas, advertised=info.advertised,
+            devices_milli_used=[int(x) for x in t.dev_used[i, : info.physical]] if shared else [],
+        ))
+    total = int(t.dev_total.sum())
+    used = int(t.dev_used.sum())
+    totals = Totals(nodes=len(rows), gpu_nodes=int((t.gpu_count > 0).sum()),
+                    gpus=GpuCounts(total=gpus(total), allocated=gpus(used), free=gpus(total - used)),
+                    allocation_ratio=round(used / total, 4) if total else 0.0)
+    return StatusReport(nodes=rows, totals=totals, source=state.source, server_version=state.server_version)
