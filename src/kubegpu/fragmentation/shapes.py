@@ -30,6 +30,7 @@ class TaskShape(msgspec.Struct, frozen=True, kw_only=True):
     gpu_milli: int = 0
     models: frozenset[str] | None = None
     weight: float = 1.0
+    mem_bytes: int = 0   # typical memory of the class (median); used only by memory-aware measures
 
 
 class ShapeMix:
@@ -46,6 +47,7 @@ class ShapeMix:
         self.num_gpu = np.array([s.num_gpu for s in self.shapes], dtype=np.int32)
         self.gpu_milli = np.array([s.gpu_milli for s in self.shapes], dtype=np.int32)
         self.weight = np.array([s.weight for s in self.shapes], dtype=np.float64)
+        self.mem_bytes = np.array([s.mem_bytes for s in self.shapes], dtype=np.int64)
         self.is_gpu = self.num_gpu > 0
         self._access: dict[tuple[str, ...], np.ndarray] = {}
 
@@ -74,7 +76,11 @@ def mix_from_tasks(tasks: Iterable[Task], *, coverage: float = DEFAULT_COVERAGE)
     Ties in popularity are ordered by the shape itself (larger first), so the result does not
     depend on task order.
     """
-    counts: Counter[tuple[int, int, int, frozenset[str] | None]] = Counter(t.shape_key for t in tasks)
+    counts: Counter[tuple[int, int, int, frozenset[str] | None]] = Counter()
+    memory: dict[tuple[int, int, int, frozenset[str] | None], list[int]] = {}
+    for t in tasks:
+        counts[t.shape_key] += 1
+        memory.setdefault(t.shape_key, []).append(t.mem_bytes)
     if not counts:
         raise ValueError("cannot build a task-shape mix from zero tasks")
     total = sum(counts.values())
@@ -90,7 +96,8 @@ def mix_from_tasks(tasks: Iterable[Task], *, coverage: float = DEFAULT_COVERAGE)
     for (cpu, num, milli, models), count in ranked:
         if covered >= coverage * total:
             break
-        chosen.append(TaskShape(cpu_milli=cpu, num_gpu=num, gpu_milli=milli, models=models, weight=count))
+        chosen.append(TaskShape(cpu_milli=cpu, num_gpu=num, gpu_milli=milli, models=models, weight=count,
+                                mem_bytes=int(np.median(memory[(cpu, num, milli, models)]))))
         covered += count
     return ShapeMix(chosen)
 
@@ -101,6 +108,7 @@ class _MixEntry(msgspec.Struct, forbid_unknown_fields=True):
     gpu_milli: int = 0
     gpu_model: str | list[str] | None = None
     weight: float = 1.0
+    memory_mib: int = 0
 
 
 def load_mix(path: str | Path, *, coverage: float = DEFAULT_COVERAGE) -> ShapeMix:
@@ -122,7 +130,8 @@ def load_mix(path: str | Path, *, coverage: float = DEFAULT_COVERAGE) -> ShapeMi
             models = e.gpu_model if isinstance(e.gpu_model, list) else (
                 e.gpu_model.split("|") if e.gpu_model else None)
             shapes.append(TaskShape(cpu_milli=e.cpu_milli, num_gpu=e.num_gpu, gpu_milli=e.gpu_milli,
-                                    models=frozenset(models) if models else None, weight=e.weight))
+                                    models=frozenset(models) if models else None, weight=e.weight,
+                                    mem_bytes=e.memory_mib << 20))
         if not shapes or sum(s.weight for s in shapes) <= 0:
             raise InputError("the mix has no shape with a positive weight", where=str(p))
         return ShapeMix(shapes)
@@ -146,4 +155,5 @@ def mix_to_json(mix: ShapeMix) -> str:
     """The mix in the JSON format `load_mix` reads (for `--mix` round trips)."""
     return json.dumps([{"cpu_milli": s.cpu_milli, "num_gpu": s.num_gpu, "gpu_milli": s.gpu_milli,
                         "gpu_model": "|".join(sorted(s.models)) if s.models else None,
-                        "weight": round(s.weight, 6)} for s in mix.shapes], indent=2)
+                        "weight": round(s.weight, 6), "memory_mib": s.mem_bytes >> 20} for s in mix.shapes],
+                      indent=2)

@@ -18,8 +18,9 @@ from kubegpu.fragmentation.shapes import ShapeMix
 class FragmentTracker:
     """Per-node fragment amounts (milli-GPU) of one placement state, refreshed incrementally."""
 
-    def __init__(self, mix: ShapeMix) -> None:
+    def __init__(self, mix: ShapeMix, *, use_memory: bool = False) -> None:
         self.mix = mix
+        self.use_memory = use_memory
         self._state_id: int | None = None
         self._amount = np.zeros(0)
         self._seen = np.zeros(0, dtype=np.int64)
@@ -33,7 +34,8 @@ class FragmentTracker:
         stale = np.flatnonzero(self._seen != state.version)
         if stale.size:
             access = self.mix.access(state.gpu_model[stale], state.gpu_models)
+            mem = state.mem_free[stale] if self.use_memory else None
             self._amount[stale] = node_fragmentation(state.cpu_free[stale], state.dev_free[stale], access,
-                                                     self.mix)
+                                                     self.mix, mem)
             self._seen[stale] = state.version[stale]
         return self._amount

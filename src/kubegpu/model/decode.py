@@ -25,7 +25,13 @@ class _Head(msgspec.Struct, rename="camel"):
     metadata: Any = None
 
 
-_JSON_HEAD = msgspec.json.Decoder(_Head)
+class _RawHead(msgspec.Struct, rename="camel"):
+    api_version: Any = None
+    kind: Any = None
+    metadata: msgspec.Raw = msgspec.Raw(b"null")
+
+
+_JSON_HEAD = msgspec.json.Decoder(_RawHead)
 _JSON_DECODERS: dict[type, msgspec.json.Decoder] = {}
 _PATH = re.compile(r" - at `\$\.?(.*)`$")
 
@@ -40,13 +46,25 @@ def _decoder(t: type) -> msgspec.json.Decoder:
 def _head(doc: RawDoc) -> _Head:
     if isinstance(doc, dict):
         return _Head(doc.get("apiVersion"), doc.get("kind"), doc.get("metadata"))
-    return _JSON_HEAD.decode(doc)
+    raw = _JSON_HEAD.decode(doc)
+    # metadata is decoded to a dict only when an error needs to name the object
+    meta = raw.metadata
+    if bytes(memoryview(meta)[:1]) != b"{":
+        meta = msgspec.json.decode(meta)
+    return _Head(raw.api_version, raw.kind, meta)
+
+
+def _meta_dict(head: _Head) -> Any:
+    if isinstance(head.metadata, msgspec.Raw):
+        head.metadata = msgspec.json.decode(head.metadata)
+    return head.metadata
 
 
 def describe(head: _Head) -> str:
     """'Kind/ns/name' from whatever an object header holds, for error messages."""
     kind = head.kind if isinstance(head.kind, str) and head.kind else "object"
-    meta = head.metadata if isinstance(head.metadata, dict) else {}
+    meta = _meta_dict(head)
+    meta = meta if isinstance(meta, dict) else {}
     name = meta.get("name") if isinstance(meta.get("name"), str) else None
     ns = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
     if not name:
@@ -62,7 +80,7 @@ def decode_object(doc: RawDoc, *, where: str | None = None) -> KubeObject:
         raise InputError(f"not a JSON object: {err}", where=where) from None
     if not isinstance(head.kind, str) or not head.kind:
         raise InputError("object has no kind", where=where, obj=describe(head), field="kind")
-    if head.metadata is not None and not isinstance(head.metadata, dict):
+    if head.metadata is not None and not isinstance(head.metadata, (dict, msgspec.Raw)):
         raise InputError("expected an object", where=where, obj=describe(head), field="metadata")
     struct = KIND_TYPES.get(head.kind, GenericObject)
     try:

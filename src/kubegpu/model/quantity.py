@@ -12,6 +12,7 @@ integer views round up as upstream's `Value()` and `MilliValue()` do.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -81,8 +82,17 @@ def resource_amount(resource: str, value: object) -> int:
     upstream: NodeResourcesFit compares MilliCPU, memory and ephemeral-storage bytes, and
     scalar (extended, hugepages) resources by Value().
     """
+    if isinstance(value, str):
+        return _amount_of_text(resource == "cpu", value)
     q = parse_quantity(value)
     return ceil_milli(q) if resource == "cpu" else ceil_value(q)
+
+
+@functools.lru_cache(maxsize=8192)
+def _amount_of_text(milli: bool, text: str) -> int:
+    # memoised: a 50k-pod dump repeats a few hundred distinct quantity strings
+    q = parse_quantity(text)
+    return ceil_milli(q) if milli else ceil_value(q)
 
 
 def format_amount(resource: str, amount: int) -> str:

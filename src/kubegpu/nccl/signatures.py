@@ -366,7 +366,7 @@ SIGNATURES: tuple[Signature, ...] = (
                     r"unhandled cuda error|internal error|invalid usage|invalid argument|"
                     r"remote process exited or there was a network error)"
                     r"|(?P<aborted>NCCL communicator was aborted)"),
-        summary="{code}{what}{aborted}",
+        summary="{detail}",
         cause="A framework-level wrapper around an NCCL failure; the real cause is the first "
               "'NCCL WARN' line before it (shown as first_warn).",
         fix="Rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET and act on the first NCCL WARN.",

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from kubegpu.errors import InputError
-from kubegpu.sources.documents import Documents
+from kubegpu.sources.documents import Documents, paused_gc
 from kubegpu.sources.safe_yaml import load_yaml_documents
 
 MAX_BYTES = 2 * 1024**3  # a 5,000-node / 50,000-pod dump is ~300 MB; beyond 2 GiB is a mistake
@@ -25,11 +25,10 @@ SNAPSHOT_SUFFIXES = (".json", ".yaml", ".yml", ".json.gz", ".yaml.gz", ".yml.gz"
 
 class _Top(msgspec.Struct):
     kind: Any = None
-    items: Any = None
+    items: msgspec.Raw = msgspec.Raw(b"null")
 
 
-class _TopRaw(msgspec.Struct):
-    items: list[msgspec.Raw] | None = None
+_ITEMS = msgspec.json.Decoder(list[msgspec.Raw])
 
 
 def _read_bytes(path: Path, where: str) -> bytes:
@@ -95,9 +94,9 @@ def _parse_json(data: bytes, docs: Documents, where: str) -> None:
         raise InputError(f"malformed JSON: {err}", where=where) from None
     except msgspec.ValidationError:
         top = None  # a JSON array at the top level
-    if top is not None and _is_list_kind(top.kind) and isinstance(top.items, list):
+    if top is not None and _is_list_kind(top.kind) and bytes(memoryview(top.items)[:1]) == b"[":
         # fast path for big dumps: keep each item raw, decode it later against its kind's struct
-        for raw in msgspec.json.decode(data, type=_TopRaw).items or []:
+        for raw in _ITEMS.decode(top.items):
             if bytes(memoryview(raw)[:1]) == b"{":
                 docs.add(raw, where)
             else:
@@ -114,7 +113,8 @@ def read_snapshot_file(path: Path, docs: Documents) -> None:
     if not text:
         raise InputError("empty file: expected a Kubernetes object or List", where=where)
     if text[:1] in (b"{", b"["):
-        _parse_json(data, docs, where)
+        with paused_gc():
+            _parse_json(data, docs, where)
     else:
         try:
             decoded = data.decode("utf-8")

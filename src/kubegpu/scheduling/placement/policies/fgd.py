@@ -45,10 +45,11 @@ class FragmentationDelta:
     """
 
     name = "fragmentation-delta"
+    use_memory = False   # the paper's measure ignores memory
 
     def __init__(self, mix: ShapeMix) -> None:
         self.mix = mix
-        self.tracker = FragmentTracker(mix)
+        self.tracker = FragmentTracker(mix, use_memory=self.use_memory)
         self._caches: dict[Any, _ShapeCache] = {}
         self._state_id: int | None = None
 
@@ -57,6 +58,10 @@ class FragmentationDelta:
                       devices: np.ndarray, task: Task) -> np.ndarray:
         """Score of each (node, device) candidate from its Δ; higher is better."""
         return -delta
+
+    def node_score(self, best_device_score: np.ndarray) -> np.ndarray:
+        """A node's score from the score of its best device (identity by default)."""
+        return best_device_score
 
     def node_aux(self, state: PlacementState, task: Task, nodes: np.ndarray,
                  devices: np.ndarray) -> np.ndarray:
@@ -70,13 +75,14 @@ class FragmentationDelta:
         if self._state_id != state.uid:
             self._caches.clear()
             self._state_id = state.uid
-        cache = self._caches.get(task.shape_key)
+        key = (task.shape_key, task.mem_bytes) if self.use_memory else task.shape_key
+        cache = self._caches.get(key)
         if cache is None:
-            cache = self._caches[task.shape_key] = _ShapeCache(state.n_nodes)
+            cache = self._caches[key] = _ShapeCache(state.n_nodes)
         stale = nodes[cache.seen[nodes] != state.version[nodes]]
         if stale.size:
             score, device = self._evaluate(state, task, stale)
-            cache.score[stale] = score
+            cache.score[stale] = self.node_score(score)
             cache.device[stale] = device
             cache.aux[stale] = self.node_aux(state, task, stale, device)
             cache.seen[stale] = state.version[stale]
@@ -86,6 +92,7 @@ class FragmentationDelta:
         before = self.tracker.node_amounts(state)[nodes]
         access = self.mix.access(state.gpu_model[nodes], state.gpu_models)
         cpu_after = state.cpu_free[nodes] - task.cpu_milli
+        mem_after = state.mem_free[nodes] - task.mem_bytes if self.use_memory else None
         dev = state.dev_free[nodes]
         if task.is_shared:
             n_dev = dev.shape[1]
@@ -95,7 +102,8 @@ class FragmentationDelta:
             rows, cols = np.nonzero(fits & ~duplicate)
             hypo = dev[rows].copy()
             hypo[np.arange(rows.size), cols] -= task.gpu_milli
-            after = node_fragmentation(cpu_after[rows], hypo, access[rows], self.mix)
+            after = node_fragmentation(cpu_after[rows], hypo, access[rows], self.mix,
+                                       None if mem_after is None else mem_after[rows])
             pair_score = self.device_scores(after - before[rows], state, nodes[rows], cols, task)
             table = np.full(dev.shape, -np.inf)
             table[rows, cols] = pair_score
@@ -106,7 +114,7 @@ class FragmentationDelta:
             fitting = dev >= task.gpu_milli
             take = fitting & (np.cumsum(fitting, axis=1) <= task.num_gpu)
             hypo = dev - take * task.gpu_milli
-        after = node_fragmentation(cpu_after, hypo, access, self.mix)
+        after = node_fragmentation(cpu_after, hypo, access, self.mix, mem_after)
         device = np.full(nodes.size, -1, dtype=np.int64)
         return self.device_scores(after - before, state, nodes, device, task), device
 

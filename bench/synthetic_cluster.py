@@ -1,0 +1,98 @@
+"""A synthetic large cluster dump (v1 List JSON) for benchmarks: N GPU-heavy nodes, M pods.
+
+Realistic shape: 3 pools (8-GPU training, 4-GPU inference, CPU), GPU taints, GFD labels,
+pods with 1-8 GPUs owned by ReplicaSets/Jobs, and a tail of unscheduled pods. Seeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+
+
+def node(i: int, pool: str, gpus: int) -> dict:
+    labels = {"kubernetes.io/hostname": f"{pool}-{i:05d}", "pool": pool,
+              "topology.kubernetes.io/zone": f"zone-{i % 3}"}
+    alloc = {"cpu": "95", "memory": "1000Gi", "pods": "110", "ephemeral-storage": "3500Gi"}
+    taints = []
+    if gpus:
+        labels |= {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.count": str(gpus),
+                   "nvidia.com/gpu.present": "true"}
+        alloc["nvidia.com/gpu"] = str(gpus)
+        taints = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": f"{pool}-{i:05d}", "uid": f"node-{pool}-{i}", "labels": labels},
+            "spec": {"taints": taints},
+            "status": {"capacity": alloc, "allocatable": alloc,
+                       "conditions": [{"type": "Ready", "status": "True"}],
+                       "nodeInfo": {"kubeletVersion": "v1.35.2"}}}
+
+
+def pod(j: int, node_name: str | None, gpus: int, rng: random.Random) -> dict:
+    requests = {"cpu": f"{rng.choice([500, 1000, 2000, 4000])}m", "memory": f"{rng.choice([1, 4, 16, 32])}Gi"}
+    limits = dict(requests)
+    if gpus:
+        requests["nvidia.com/gpu"] = limits["nvidia.com/gpu"] = str(gpus)
+    spec = {"containers": [{"name": "main", "image": "registry.example/train:1",
+                            "resources": {"requests": requests, "limits": limits},
+                            "env": [{"name": "NCCL_DEBUG", "value": "WARN"}]}],
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            "priorityClassName": "training", "priority": 100}
+    status = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+                                                  "reason": "Unschedulable"}]}
+    if node_name:
+        spec["nodeName"] = node_name
+        status = {"phase": "Running", "startTime": "2026-11-30T00:00:00Z",
+                  "conditions": [{"type": "PodScheduled", "status": "True"}]}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"job-{j:06d}", "namespace": f"team-{j % 20}", "uid": f"pod-{j}",
+                         "labels": {"app": f"job-{j // 4}"},
+                         "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": f"job-{j // 4}",
+                                              "uid": f"job-{j // 4}", "controller": True}]},
+            "spec": spec, "status": status}
+
+
+def synthetic_cluster(nodes: int = 5000, pods: int = 50_000, pending: int = 1000, seed: int = 7) -> dict:
+    """A v1 List: 60% 8-GPU nodes, 20% 4-GPU nodes, 20% CPU nodes; pods packed onto them."""
+    rng = random.Random(seed)
+    items = []
+    gpu_nodes = []
+    for i in range(nodes):
+        pool, gpus = ("training", 8) if i % 5 < 3 else ("inference", 4) if i % 5 == 3 else ("cpu", 0)
+        items.append(node(i, pool, gpus))
+        gpu_nodes.append((items[-1]["metadata"]["name"], gpus))
+    free = {name: g for name, g in gpu_nodes}
+    names = [name for name, _ in gpu_nodes]
+    for j in range(pods - pending):
+        want = rng.choice([0, 1, 1, 1, 2, 4, 8]) if j % 10 else 0
+        name = names[rng.randrange(len(names))]
+        for _ in range(8):
+            if free[name] >= want:
+                break
+            name = names[rng.randrange(len(names))]
+        if free[name] < want:
+            want = 0
+        free[name] -= want
+        items.append(pod(j, name, want, rng))
+    for j in range(pods - pending, pods):
+        items.append(pod(j, None, rng.choice([1, 2, 4, 8]), rng))
+    items.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                  "metadata": {"name": "training"}, "value": 100})
+    return {"apiVersion": "v1", "kind": "List", "items": items}
+
+
+def write_synthetic(path: Path, **kwargs) -> Path:
+    path.write_text(json.dumps(synthetic_cluster(**kwargs)))
+    return path
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--nodes", type=int, default=5000)
+    ap.add_argument("--pods", type=int, default=50_000)
+    ap.add_argument("--pending", type=int, default=1000)
+    a = ap.parse_args()
+    write_synthetic(a.out, nodes=a.nodes, pods=a.pods, pending=a.pending)

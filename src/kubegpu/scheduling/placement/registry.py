@@ -1,0 +1,61 @@
+"""Every placement policy by its CLI name — the one place that lists them.
+
+Used by `kubegpu simulate inflation`, the defrag planner and the dashboard alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kubegpu.errors import UsageError
+from kubegpu.fragmentation.shapes import ShapeMix
+from kubegpu.scheduling.placement.policies.base import PlacementPolicy
+from kubegpu.scheduling.placement.policies.best_fit import BestFit
+from kubegpu.scheduling.placement.policies.dot_product import DotProduct
+from kubegpu.scheduling.placement.policies.fgd import FGD
+from kubegpu.scheduling.placement.policies.gpu_clustering import GpuClustering
+from kubegpu.scheduling.placement.policies.gpu_packing import GpuPacking
+from kubegpu.scheduling.placement.policies.kubegpu import KubegpuPolicy
+from kubegpu.scheduling.placement.policies.node_resources_fit import LeastAllocated, MostAllocated
+from kubegpu.scheduling.placement.policies.random_fit import RandomFit
+
+
+def _needs_mix(cls: type) -> Callable[[ShapeMix | None, int | None], PlacementPolicy]:
+    def build(mix: ShapeMix | None, seed: int | None) -> PlacementPolicy:
+        if mix is None:
+            raise UsageError(f"policy {cls.name!r} needs a task-shape mix (the workload it expects)")
+        return cls(mix)
+    return build
+
+
+POLICIES: dict[str, Callable[[ShapeMix | None, int | None], PlacementPolicy]] = {
+    "random": lambda mix, seed: RandomFit(seed),
+    "dotprod": lambda mix, seed: DotProduct(),
+    "gpu-clustering": lambda mix, seed: GpuClustering(),
+    "gpu-packing": lambda mix, seed: GpuPacking(),
+    "bestfit": lambda mix, seed: BestFit(),
+    "fgd": _needs_mix(FGD),
+    "least-allocated": lambda mix, seed: LeastAllocated(),
+    "most-allocated": lambda mix, seed: MostAllocated(),
+    "kubegpu": _needs_mix(KubegpuPolicy),
+}
+
+# The six policies of the FGD paper, in the paper's order, with the labels of its result files.
+PAPER_POLICIES: dict[str, str] = {
+    "random": "01-Random",
+    "dotprod": "02-DotProd",
+    "gpu-clustering": "03-GpuClustering",
+    "gpu-packing": "04-GpuPacking",
+    "bestfit": "05-BestFit",
+    "fgd": "06-FGD",
+}
+POLICY_NAMES: tuple[str, ...] = tuple(POLICIES)
+
+
+def make_policy(name: str, *, mix: ShapeMix | None = None, seed: int | None = None) -> PlacementPolicy:
+    """A fresh policy instance (policies may keep caches and RNG state: one per run)."""
+    try:
+        build = POLICIES[name]
+    except KeyError:
+        raise UsageError(f"unknown policy {name!r}; choose from {', '.join(POLICY_NAMES)}") from None
+    return build(mix, seed)

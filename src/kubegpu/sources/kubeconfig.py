@@ -1,0 +1,194 @@
+"""Which cluster to talk to, resolved the way kubectl resolves it.
+
+Precedence (client-go's loading rules): `--kubeconfig FILE`; else `$KUBECONFIG`, a list
+separated by os.pathsep whose files are merged (the first file to set a cluster, user or
+context name wins; current-context comes from the first file that sets it; missing files are
+skipped); else `~/.kube/config`; else the in-cluster service account. lightkube does not merge
+KUBECONFIG lists, so we merge here and hand it the result via `KubeConfig.from_dict`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lightkube.config.kubeconfig import SERVICE_ACCOUNT, KubeConfig, SingleConfig
+from lightkube.config.models import User
+from lightkube.core.exceptions import ConfigError
+
+from kubegpu.errors import InputError, SourceError
+from kubegpu.sources.safe_yaml import load_yaml_documents
+
+IN_CLUSTER = "in-cluster"
+NO_CLUSTER = ("no cluster configured: pass --demo, --snapshot FILE, or point --kubeconfig/KUBECONFIG at a cluster")
+_NAMED_SECTIONS = (("clusters", "cluster"), ("users", "user"), ("contexts", "context"))
+# client-go ResolveLocalPaths: these fields are relative to the file that defines them
+_CLUSTER_PATHS = ("certificate-authority",)
+_USER_PATHS = ("client-certificate", "client-key", "tokenFile")
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """One usable cluster connection: lightkube's SingleConfig plus names for error messages."""
+
+    single: SingleConfig
+    context: str
+    user: str | None
+    origin: str  # the kubeconfig file(s), or "in-cluster service account"
+
+    @property
+    def server(self) -> str:
+        return self.single.cluster.server
+
+
+def _read_kubeconfig_file(path: Path) -> dict[str, Any]:
+    """One kubeconfig file as a dict with local paths made absolute; SourceError if unusable."""
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise SourceError(f"{where}: kubeconfig is not UTF-8 text") from None
+    except OSError as err:
+        raise SourceError(f"{where}: cannot read kubeconfig: {err.strerror or err}") from None
+    try:
+        docs = [d for d in load_yaml_documents(text, where=where) if d is not None]
+    except InputError as err:
+        raise SourceError(str(err)) from None
+    if not docs:
+        return {}
+    conf = docs[0]
+    if not isinstance(conf, dict):
+        raise SourceError(f"{where}: kubeconfig must be a mapping, got {type(conf).__name__}")
+    for section, body_key in _NAMED_SECTIONS:
+        entries = conf.get(section)
+        if entries is None:
+            continue
+        if not isinstance(entries, list):
+            raise SourceError(f"{where}: field {section}: expected a list, got {type(entries).__name__}")
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                raise SourceError(f"{where}: field {section}[{i}].name: every entry needs a name")
+            body = entry.get(body_key)
+            if body is None:
+                entry[body_key] = body = {}
+            if not isinstance(body, dict):
+                raise SourceError(f"{where}: field {section}[{i}].{body_key}: expected a mapping")
+            _resolve_local_paths(body, section, path.parent)
+    current = conf.get("current-context")
+    if current is not None and not isinstance(current, str):
+        raise SourceError(f"{where}: field current-context: expected a string")
+    return conf
+
+
+def _resolve_local_paths(body: dict[str, Any], section: str, base: Path) -> None:
+    keys = _CLUSTER_PATHS if section == "clusters" else _USER_PATHS if section == "users" else ()
+    for key in keys:
+        value = body.get(key)
+        if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():
+            body[key] = str(base / value)
+        elif isinstance(value, str) and value.startswith("~"):
+            body[key] = str(Path(value).expanduser())
+    exec_conf = body.get("exec") if section == "users" else None
+    if isinstance(exec_conf, dict):
+        command = exec_conf.get("command")
+        # client-go resolves the exec command only when it is a path, not a name looked up on PATH
+        if isinstance(command, str) and os.sep in command and not Path(command).is_absolute():
+            exec_conf["command"] = str(base / command)
+
+
+def merge_kubeconfigs(confs: list[dict[str, Any]]) -> dict[str, Any]:
+    """kubectl's merge: for each named entry and for current-context, the first file that sets it wins."""
+    merged: dict[str, Any] = {"clusters": [], "users": [], "contexts": []}
+    seen: dict[str, set[str]] = {section: set() for section, _ in _NAMED_SECTIONS}
+    for conf in confs:
+        if merged.get("current-context") is None and conf.get("current-context"):
+            merged["current-context"] = conf["current-context"]
+        for section, _ in _NAMED_SECTIONS:
+            for entry in conf.get(section) or []:
+                if entry["name"] not in seen[section]:
+                    seen[section].add(entry["name"])
+                    merged[section].append(entry)
+    return merged
+
+
+def kubeconfig_paths(kubeconfig: str | None) -> tuple[list[Path], bool]:
+    """The files to read and whether the user named them explicitly (then a missing file is an error)."""
+    if kubeconfig:
+        return [Path(kubeconfig).expanduser()], True
+    listed = os.environ.get("KUBECONFIG", "")
+    if listed:
+        paths: list[Path] = []
+        for part in listed.split(os.pathsep):
+            if part and Path(part).expanduser() not in paths:
+                paths.append(Path(part).expanduser())
+        return paths, False
+    return [Path("~/.kube/config").expanduser()], False
+
+
+def _in_cluster_available(account_dir: Path) -> bool:
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and (account_dir / "token").is_file()
+
+
+def _in_cluster(account_dir: Path) -> ClusterConfig:
+    if not os.environ.get("KUBERNETES_SERVICE_PORT"):
+        raise SourceError("in-cluster config: KUBERNETES_SERVICE_HOST is set but KUBERNETES_SERVICE_PORT is not")
+    try:
+        config = KubeConfig.from_service_account(service_account=account_dir)
+    except ConfigError as err:
+        raise SourceError(f"in-cluster service account {account_dir}: {err}") from None
+    single = config.get()
+    assert single is not None  # from_service_account always sets current-context
+    return ClusterConfig(single=single, context=IN_CLUSTER, user="service account",
+                         origin=f"{IN_CLUSTER} service account ({account_dir})")
+
+
+def _select_context(merged: dict[str, Any], context: str | None, origin: str) -> ClusterConfig:
+    try:
+        config = KubeConfig.from_dict(merged)
+    except (ValueError, TypeError, KeyError) as err:  # msgspec.ValidationError is a ValueError
+        raise SourceError(f"{origin}: invalid kubeconfig: {err}") from None
+    known = sorted(config.contexts)
+    name = context or config.current_context
+    if not name:
+        raise SourceError(f"{origin}: no current-context set; pass --context "
+                          f"({'one of ' + ', '.join(known) if known else 'no contexts defined'})")
+    ctx = config.contexts.get(name)
+    if ctx is None:
+        raise SourceError(f"context {name!r} not found in {origin}; known contexts: "
+                          f"{', '.join(known) if known else 'none'}")
+    cluster = config.clusters.get(ctx.cluster)
+    if cluster is None:
+        raise SourceError(f"context {name!r} refers to cluster {ctx.cluster!r}, which {origin} does not define")
+    cluster_entry = next(e for e in merged["clusters"] if e["name"] == ctx.cluster)
+    if not cluster_entry["cluster"].get("server"):
+        raise SourceError(f"{origin}: cluster {ctx.cluster!r} has no server")
+    user: User | None = None
+    if ctx.user:
+        user = config.users.get(ctx.user)
+        if user is None:
+            raise SourceError(f"context {name!r} refers to user {ctx.user!r}, which {origin} does not define")
+    single = SingleConfig(context_name=name, context=ctx, cluster=cluster, user=user or User(), fname=None)
+    return ClusterConfig(single=single, context=name, user=ctx.user, origin=origin)
+
+
+def resolve_cluster(kubeconfig: str | None = None, context: str | None = None, *,
+                    service_account_dir: str | Path = SERVICE_ACCOUNT) -> ClusterConfig:
+    """The cluster kubectl would talk to with these flags and this environment."""
+    account_dir = Path(service_account_dir)
+    paths, explicit = kubeconfig_paths(kubeconfig)
+    if explicit and not paths[0].is_file():
+        raise SourceError(f"{paths[0]}: kubeconfig not found (from --kubeconfig)")
+    confs = [_read_kubeconfig_file(p) for p in paths if p.is_file()]
+    merged = merge_kubeconfigs(confs)
+    origin = os.pathsep.join(str(p) for p in paths if p.is_file())
+    if merged["contexts"] or merged["clusters"]:
+        return _select_context(merged, context, origin)
+    if explicit:
+        raise SourceError(f"{paths[0]}: kubeconfig defines no contexts")
+    if _in_cluster_available(account_dir):
+        if context and context != IN_CLUSTER:
+            raise SourceError(f"context {context!r} not found: no kubeconfig, only the in-cluster service account")
+        return _in_cluster(account_dir)
+    raise SourceError(NO_CLUSTER)
