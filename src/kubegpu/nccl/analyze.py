@@ -6,9 +6,9 @@ from collections.abc import Iterable, Sequence
 
 from kubegpu.errors import InputError
 from kubegpu.nccl.diagnose import build_report
-from kubegpu.nccl.parse import STDIN_NAME, LogLine, read_lines
+from kubegpu.nccl.parse import STDIN_NAME, LogLine, LogReader
 from kubegpu.nccl.report import FileSummary, NcclReport
-from kubegpu.nccl.scan import LogScan
+from kubegpu.nccl.scan import ANCHORS, LogScan, passes_gate
 
 
 def analyze_lines(lines: Iterable[LogLine]) -> NcclReport:
@@ -19,7 +19,8 @@ def analyze_lines(lines: Iterable[LogLine]) -> NcclReport:
         counts = per_file.setdefault(line.file, [0, 0])
         counts[0] = line.number
         before = scan.nccl_lines
-        scan.feed(line)
+        if passes_gate(line.text):
+            scan.feed(line)
         counts[1] += scan.nccl_lines - before
     files = [FileSummary(path=p, lines=c[0], nccl_lines=c[1]) for p, c in per_file.items()]
     return build_report(scan, files)
@@ -39,10 +40,8 @@ def analyze_files(paths: Sequence[str]) -> NcclReport:
     files: list[FileSummary] = []
     for path in paths:
         nccl_before = scan.nccl_lines
-        number = 0
-        for line in read_lines(path):
-            number = line.number
+        reader = LogReader(path, ANCHORS)
+        for line in reader:
             scan.feed(line)
-        files.append(FileSummary(path="<stdin>" if path == STDIN_NAME else path, lines=number,
-                                 nccl_lines=scan.nccl_lines - nccl_before))
+        files.append(FileSummary(path=reader.label, lines=reader.lines, nccl_lines=scan.nccl_lines - nccl_before))
     return build_report(scan, files)

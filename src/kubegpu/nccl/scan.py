@@ -41,6 +41,11 @@ ALL_NEEDLES: tuple[str, ...] = tuple(sorted(set(_NEEDLE_TO_SIGS) | set(_NEEDLE_T
 ANCHORS: tuple[str, ...] = _anchors(ALL_NEEDLES)
 
 
+def passes_gate(text: str) -> bool:
+    """Whether a line contains an anchor, i.e. could match any signature or fact."""
+    return any(a in text for a in ANCHORS)
+
+
 def evidence_of(line: LogLine) -> Evidence:
     text = line.text if len(line.text) <= MAX_TEXT else line.text[:MAX_TEXT] + "..."
     return Evidence(file=line.file, line=line.number, text=text)
@@ -105,10 +110,12 @@ class LogScan:
 
     # ---------------------------------------------------------------- feeding
     def feed(self, line: LogLine) -> bool:
-        """Scan one line; True if it was NCCL/PyTorch-distributed output."""
+        """Scan one line; True if it was NCCL/PyTorch-distributed output.
+
+        Callers pass lines that contain an anchor (`LogReader(..., ANCHORS)` or `passes_gate`);
+        other lines cannot match anything.
+        """
         text = line.text
-        if not any(a in text for a in ANCHORS):
-            return False
         present = [n for n in ALL_NEEDLES if n in text]
         is_nccl = "NCCL INFO" in text or "NCCL WARN" in text
         if is_nccl:

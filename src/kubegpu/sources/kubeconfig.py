@@ -4,7 +4,8 @@ Precedence (client-go's loading rules): `--kubeconfig FILE`; else `$KUBECONFIG`,
 separated by os.pathsep whose files are merged (the first file to set a cluster, user or
 context name wins; current-context comes from the first file that sets it; missing files are
 skipped); else `~/.kube/config`; else the in-cluster service account. lightkube does not merge
-KUBECONFIG lists, so we merge here and hand it the result via `KubeConfig.from_dict`.
+KUBECONFIG lists, so we merge here and hand it the result via `KubeConfig.from_dict`; its
+transport (TLS, tokens, client certificates, exec plugins) then makes the HTTP client.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx2
+from lightkube.config import client_adapter
 from lightkube.config.kubeconfig import SERVICE_ACCOUNT, KubeConfig, SingleConfig
-from lightkube.config.models import User
+from lightkube.config.models import User, UserExec
 from lightkube.core.exceptions import ConfigError
 
-from kubegpu.errors import InputError, SourceError
+from kubegpu import __version__
+from kubegpu.errors import InputError, SourceError, UsageError
 from kubegpu.sources.safe_yaml import load_yaml_documents
 
 IN_CLUSTER = "in-cluster"
@@ -192,3 +196,67 @@ def resolve_cluster(kubeconfig: str | None = None, context: str | None = None, *
             raise SourceError(f"context {context!r} not found: no kubeconfig, only the in-cluster service account")
         return _in_cluster(account_dir)
     raise SourceError(NO_CLUSTER)
+
+
+# --- from a resolved cluster to an HTTP client -------------------------------------------------
+
+CONNECT_TIMEOUT = 5.0
+READ_TIMEOUT = 30.0
+EXEC_V1 = "client.authentication.k8s.io/v1"
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    connect: float = CONNECT_TIMEOUT
+    read: float = READ_TIMEOUT
+
+
+def request_timeouts(setting: str | None) -> Timeouts:
+    """Timeouts from $KUBEGPU_TIMEOUT (seconds to wait for an answer; connecting waits at most 5 s)."""
+    if not setting:
+        return Timeouts()
+    try:
+        seconds = float(setting)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0 or seconds == float("inf"):
+        raise UsageError(f"KUBEGPU_TIMEOUT={setting!r} is not a positive number of seconds")
+    return Timeouts(connect=min(CONNECT_TIMEOUT, seconds), read=seconds)
+
+
+class _ExecV1Auth(client_adapter.ExecAuth):
+    """lightkube's exec-plugin auth, also for the GA `client.authentication.k8s.io/v1` plugins.
+
+    lightkube 1.0 accepts only v1alpha1/v1beta1, yet v1 plugins print the same ExecCredential
+    (status.token); client-go tells them the version through KUBERNETES_EXEC_INFO.
+    """
+
+    def _prepare(self) -> tuple[list[str], dict[str, str]]:
+        exec_conf = self._exec
+        env = dict(os.environ)
+        env.update((v.name, v.value) for v in exec_conf.env or [])
+        env["KUBERNETES_EXEC_INFO"] = ('{"apiVersion":"%s","kind":"ExecCredential","spec":{"interactive":false}}'
+                                       % EXEC_V1)
+        return [exec_conf.command, *(exec_conf.args or [])], env
+
+
+def http_client(cluster: ClusterConfig, timeouts: Timeouts) -> httpx2.Client:
+    """An HTTP client for the cluster: lightkube's TLS and auth, our timeouts, JSON only."""
+    params = client_adapter.ConnectionParams(timeout=httpx2.Timeout(timeouts.read, connect=timeouts.connect))
+    single = cluster.single
+    try:
+        kwargs = params.httpx_params(single)
+    except ConfigError as err:
+        text = str(err)
+        if "auth-provider" in text:
+            text = ("the legacy auth-provider is not supported; use an exec credential plugin "
+                    "(gke-gcloud-auth-plugin, kubelogin, aws eks get-token)")
+        raise SourceError(f"user {cluster.user!r} of context {cluster.context}: {text}") from None
+    except (OSError, ValueError) as err:  # unreadable CA/cert/key files, bad base64 data
+        raise SourceError(f"TLS settings of context {cluster.context} ({cluster.origin}): "
+                          f"{getattr(err, 'strerror', None) or err}") from None
+    user_exec: UserExec | None = single.user.exec if single.user else None
+    if user_exec is not None and user_exec.apiVersion == EXEC_V1:
+        kwargs["auth"] = _ExecV1Auth(user_exec)
+    headers = {"Accept": "application/json", "User-Agent": f"kubegpu/{__version__}"}
+    return httpx2.Client(headers=headers, **kwargs)

@@ -90,10 +90,10 @@ def _add_parsed(doc: Any, docs: Documents, where: str, label: str) -> None:
 def _parse_json(data: bytes, docs: Documents, where: str) -> None:
     try:
         top = msgspec.json.decode(data, type=_Top)
+    except msgspec.ValidationError:
+        top = None  # a JSON array (or scalar) at the top level
     except msgspec.DecodeError as err:
         raise InputError(f"malformed JSON: {err}", where=where) from None
-    except msgspec.ValidationError:
-        top = None  # a JSON array at the top level
     if top is not None and _is_list_kind(top.kind) and bytes(memoryview(top.items)[:1]) == b"[":
         # fast path for big dumps: keep each item raw, decode it later against its kind's struct
         for raw in _ITEMS.decode(top.items):
@@ -102,7 +102,11 @@ def _parse_json(data: bytes, docs: Documents, where: str) -> None:
             else:
                 raise InputError("List item is not an object", where=where, field="items")
         return
-    _add_parsed(msgspec.json.decode(data), docs, where, "")
+    try:
+        parsed = msgspec.json.decode(data)
+    except msgspec.DecodeError as err:
+        raise InputError(f"malformed JSON: {err}", where=where) from None
+    _add_parsed(parsed, docs, where, "")
 
 
 def read_snapshot_file(path: Path, docs: Documents) -> None:

@@ -1,0 +1,137 @@
+"""The scheduling framework's vocabulary: Status codes, per-node results, the cycle context.
+
+Mirrors kube-scheduler's `framework.Status`: a code (Success / Unschedulable /
+UnschedulableAndUnresolvable / Skip), the reasons a user sees, and the plugin that said so.
+Filters here answer for many nodes at once, so a plugin returns `NodeStatuses`: a code and a
+reason-set id per node, plus the small table of distinct reason sets. That keeps 5,000 nodes x
+1,000 pods in numpy arrays instead of millions of Python objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from kubegpu.model.kinds import Pod
+    from kubegpu.scheduling.snapshot import NodeView, PodInfo, SchedulingSnapshot
+    from kubegpu.scheduling.versions import KubeVersion
+
+
+class Code(IntEnum):
+    """upstream framework.Code, restricted to what filters return."""
+
+    SUCCESS = 0
+    UNSCHEDULABLE = 1  # preemption may help
+    UNRESOLVABLE = 2   # UnschedulableAndUnresolvable: preemption skips the node
+    SKIP = 3           # PreFilter only: the plugin has nothing to check for this pod
+
+    @property
+    def upstream(self) -> str:
+        return ("Success", "Unschedulable", "UnschedulableAndUnresolvable", "Skip")[self]
+
+
+@dataclass(frozen=True)
+class Status:
+    """One plugin's verdict: a code, the reasons (as upstream words them) and the plugin."""
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    @property
+    def rejected(self) -> bool:
+        return self.code in (Code.UNSCHEDULABLE, Code.UNRESOLVABLE)
+
+    @property
+    def message(self) -> str:
+        """upstream Status.Message(): reasons joined with ', '."""
+        return ", ".join(self.reasons)
+
+
+SUCCESS = Status()
+
+
+@dataclass(frozen=True)
+class PreFilterResult:
+    """A PreFilter that narrows the nodes to look at (NodeAffinity with matchFields metadata.name)."""
+
+    node_names: frozenset[str]
+
+
+@dataclass
+class NodeStatuses:
+    """One plugin's verdict on a set of nodes: `code[i]` and `rid[i]` index into `table`."""
+
+    code: np.ndarray            # int8, Code per node
+    rid: np.ndarray             # int32, index into table (meaningless where code == SUCCESS)
+    table: list[tuple[str, ...]] = field(default_factory=list)
+
+    @classmethod
+    def success(cls, k: int) -> "NodeStatuses":
+        return cls(np.zeros(k, dtype=np.int8), np.zeros(k, dtype=np.int32), [])
+
+    @classmethod
+    def where(cls, failed: np.ndarray, code: Code, reasons: tuple[str, ...]) -> "NodeStatuses":
+        """Nodes in the `failed` mask get one status; the rest pass."""
+        failed = np.asarray(failed, dtype=bool)
+        return cls(np.where(failed, np.int8(code), np.int8(0)).astype(np.int8),
+                   np.zeros(len(failed), dtype=np.int32), [reasons])
+
+    @classmethod
+    def from_keys(cls, keys: list, statuses: dict[Any, tuple[Code, tuple[str, ...]]]) -> "NodeStatuses":
+        """Per-node keys (any hashable, None = pass) mapped through a small dict of verdicts."""
+        k = len(keys)
+        code = np.zeros(k, dtype=np.int8)
+        rid = np.zeros(k, dtype=np.int32)
+        table: list[tuple[str, ...]] = []
+        index: dict[Any, int] = {}
+        for i, key in enumerate(keys):
+            if key is None:
+                continue
+            c, reasons = statuses[key]
+            if c == Code.SUCCESS:
+                continue
+            j = index.get(key)
+            if j is None:
+                j = index[key] = len(table)
+                table.append(reasons)
+            code[i] = c
+            rid[i] = j
+        return cls(code, rid, table)
+
+    def status(self, i: int, plugin: str) -> Status:
+        c = Code(int(self.code[i]))
+        if c == Code.SUCCESS:
+            return Status(plugin=plugin)
+        return Status(c, self.table[int(self.rid[i])], plugin)
+
+
+class FilterPlugin(Protocol):
+    """A PreFilter + Filter plugin of the default profile."""
+
+    name: str
+
+    def pre_filter(self, ctx: "CycleContext") -> Status | PreFilterResult | None:
+        """None = success; Status(SKIP) = nothing to check; a rejection stops the cycle."""
+
+    def filter(self, ctx: "CycleContext", view: "NodeView", idx: np.ndarray) -> NodeStatuses:
+        """Verdicts for the nodes `idx` (indices into the snapshot's node list)."""
+
+
+@dataclass
+class CycleContext:
+    """Everything one scheduling attempt of one pod reads: upstream's CycleState, made explicit."""
+
+    pod: "Pod"
+    info: "PodInfo"
+    snapshot: "SchedulingSnapshot"
+    version: "KubeVersion"
+    data: dict[str, Any] = field(default_factory=dict)  # per-plugin PreFilter state

@@ -1,0 +1,315 @@
+"""The live source: read-only, paginated LIST calls against the API server of a kubeconfig context.
+
+lightkube supplies configuration, TLS and authentication (tokens, client certificates, exec
+plugins, in-cluster tokens that rotate); the bytes of every item are kept raw (msgspec.Raw) so
+`kubegpu snapshot` writes back exactly what the server sent. List items arrive without
+apiVersion/kind (the API server leaves them to the List); we splice them in from the List.
+Only GET requests are ever sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterator
+
+import httpx2
+import msgspec
+
+from kubegpu.errors import SourceError, UsageError
+from kubegpu.sources.documents import Documents
+from kubegpu.sources.kubeconfig import ClusterConfig, resolve_cluster
+from kubegpu.sources.live_errors import ApiStatus, status_error, transport_error
+from kubegpu.sources.live_transport import Timeouts, http_client, request_timeouts
+
+Progress = Callable[[str, int], None]
+
+
+@dataclass(frozen=True)
+class ListedKind:
+    """One resource kubegpu lists, and the API versions it understands, newest first."""
+
+    group: str
+    versions: tuple[str, ...]
+    plural: str
+    kind: str
+    namespaced: bool
+    optional: bool = False  # a CRD most clusters do not have
+
+    def path(self, version: str) -> str:
+        return f"/api/{version}/{self.plural}" if not self.group else f"/apis/{self.group}/{version}/{self.plural}"
+
+    @property
+    def label(self) -> str:
+        return self.plural if not self.group else f"{self.group} {self.plural}"
+
+
+def _core(plural: str, kind: str, namespaced: bool = True) -> ListedKind:
+    return ListedKind("", ("v1",), plural, kind, namespaced)
+
+
+# Everything the engines read. Order matters only for the progress line.
+DEFAULT_KINDS: tuple[ListedKind, ...] = (
+    _core("nodes", "Node", namespaced=False),
+    _core("pods", "Pod"),
+    _core("namespaces", "Namespace", namespaced=False),
+    _core("events", "Event"),
+    _core("services", "Service"),
+    _core("configmaps", "ConfigMap"),  # time-slicing configs, CoreDNS Corefile, CPA and CA settings
+    _core("persistentvolumeclaims", "PersistentVolumeClaim"),
+    _core("persistentvolumes", "PersistentVolume", namespaced=False),
+    ListedKind("apps", ("v1",), "deployments", "Deployment", True),
+    ListedKind("apps", ("v1",), "statefulsets", "StatefulSet", True),
+    ListedKind("apps", ("v1",), "daemonsets", "DaemonSet", True),
+    ListedKind("apps", ("v1",), "replicasets", "ReplicaSet", True),
+    ListedKind("batch", ("v1",), "jobs", "Job", True),
+    ListedKind("batch", ("v1",), "cronjobs", "CronJob", True),
+    ListedKind("policy", ("v1",), "poddisruptionbudgets", "PodDisruptionBudget", True),
+    ListedKind("scheduling.k8s.io", ("v1",), "priorityclasses", "PriorityClass", False),
+    ListedKind("storage.k8s.io", ("v1",), "storageclasses", "StorageClass", False),
+    ListedKind("storage.k8s.io", ("v1",), "csinodes", "CSINode", False),
+    ListedKind("networking.k8s.io", ("v1",), "networkpolicies", "NetworkPolicy", True),
+    ListedKind("autoscaling", ("v2",), "horizontalpodautoscalers", "HorizontalPodAutoscaler", True),
+    # optional CRDs: listed when the cluster serves them, silently skipped otherwise
+    ListedKind("scheduling.x-k8s.io", ("v1alpha1",), "podgroups", "PodGroup", True, optional=True),
+    ListedKind("scheduling.volcano.sh", ("v1beta1",), "podgroups", "PodGroup", True, optional=True),
+    ListedKind("karpenter.sh", ("v1", "v1beta1"), "nodepools", "NodePool", False, optional=True),
+    ListedKind("monitoring.coreos.com", ("v1",), "prometheusrules", "PrometheusRule", True, optional=True),
+    ListedKind("nvidia.com", ("v1",), "clusterpolicies", "ClusterPolicy", False, optional=True),
+    ListedKind("serving.kserve.io", ("v1alpha1",), "localmodelcaches", "LocalModelCache", False, optional=True),
+    ListedKind("serving.kserve.io", ("v1alpha1",), "localmodelnodegroups", "LocalModelNodeGroup", False,
+               optional=True),
+    ListedKind("serving.kserve.io", ("v1beta1",), "inferenceservices", "InferenceService", True, optional=True),
+    ListedKind("kubeflow.org", ("v1",), "pytorchjobs", "PyTorchJob", True, optional=True),
+    ListedKind("ray.io", ("v1",), "rayclusters", "RayCluster", True, optional=True),
+    ListedKind("data.fluid.io", ("v1alpha1",), "datasets", "Dataset", True, optional=True),
+)
+
+DEFAULT_PAGE_SIZE = 500
+
+
+class _ListMeta(msgspec.Struct):
+    continue_: str | None = msgspec.field(name="continue", default=None)
+    resourceVersion: str | None = None
+
+
+class _ListPage(msgspec.Struct):
+    apiVersion: str | None = None
+    kind: str | None = None
+    metadata: _ListMeta | None = None
+    items: list[msgspec.Raw] | None = None
+
+
+class _TypeMeta(msgspec.Struct):
+    apiVersion: Any = None
+    kind: Any = None
+
+
+class _Version(msgspec.Struct):
+    gitVersion: str | None = None
+
+
+class _GroupVersion(msgspec.Struct):
+    version: str
+
+
+class _Group(msgspec.Struct):
+    name: str
+    versions: list[_GroupVersion] = []
+    preferredVersion: _GroupVersion | None = None
+
+
+class _GroupList(msgspec.Struct):
+    groups: list[_Group] = []
+
+
+_PAGE = msgspec.json.Decoder(_ListPage)
+_TYPE_META = msgspec.json.Decoder(_TypeMeta)
+
+
+def with_type_meta(raw: msgspec.Raw, api_version: str, kind: str) -> msgspec.Raw:
+    """The item with apiVersion/kind added where missing; the rest of its bytes unchanged."""
+    head = _TYPE_META.decode(raw)
+    if head.apiVersion and head.kind:
+        return raw
+    fields = []
+    if not head.apiVersion:
+        fields.append(b'"apiVersion":' + msgspec.json.encode(api_version))
+    if not head.kind:
+        fields.append(b'"kind":' + msgspec.json.encode(kind))
+    body = bytes(raw)
+    rest = body[1:]
+    sep = b"" if rest.lstrip().startswith(b"}") else b","
+    return msgspec.Raw(b"{" + b",".join(fields) + sep + rest)
+
+
+class _Api:
+    """GET requests to one API server, with errors turned into one-line SourceErrors."""
+
+    def __init__(self, cluster: ClusterConfig, timeouts: Timeouts) -> None:
+        self.cluster = cluster
+        self.timeouts = timeouts
+        self.http = http_client(cluster, timeouts)
+
+    def get(self, path: str, params: dict[str, str] | None = None) -> bytes:
+        """The body of a 200 answer; ApiStatus for any other status."""
+        for attempt in range(4):
+            try:
+                resp = self.http.get(path, params=params)
+            except httpx2.HTTPError as err:
+                raise transport_error(err, self.cluster, self.timeouts, path) from None
+            except SourceError:
+                raise
+            except Exception as err:  # exec credential plugins fail with lightkube's ConfigError or OSError
+                raise _credential_error(err, self.cluster) from None
+            if resp.status_code == 200:
+                return resp.content
+            retry_after = resp.headers.get("Retry-After", "")
+            if resp.status_code in (429, 503) and retry_after.isdigit() and attempt < 3:
+                time.sleep(min(int(retry_after), 5))  # client-go honours Retry-After the same way
+                continue
+            raise ApiStatus.from_response(resp.status_code, resp.content, resp.headers.get("Content-Type", ""))
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        self.http.close()
+
+
+def _credential_error(err: Exception, cluster: ClusterConfig) -> SourceError:
+    if isinstance(err, FileNotFoundError):
+        return SourceError(f"credential plugin for user {cluster.user!r} (context {cluster.context}) "
+                           f"not found: {err.filename or err}; install it or fix users[].user.exec.command")
+    if type(err).__name__ == "ConfigError" or isinstance(err, OSError):
+        text = " ".join(str(err).split())
+        return SourceError(f"credentials for context {cluster.context} could not be obtained: {text}")
+    raise err
+
+
+def _server_version(api: _Api) -> str | None:
+    try:
+        return msgspec.json.decode(api.get("/version"), type=_Version).gitVersion
+    except msgspec.DecodeError:
+        raise SourceError(f"{api.cluster.server}/version: not a Kubernetes version document; "
+                          "is this a Kubernetes API server?") from None
+
+
+def _served_versions(api: _Api) -> dict[str, list[str]]:
+    """group -> versions the server serves, preferred first (legacy discovery, GET /apis)."""
+    try:
+        groups = msgspec.json.decode(api.get("/apis"), type=_GroupList).groups
+    except msgspec.DecodeError:
+        raise SourceError(f"{api.cluster.server}/apis: not an API group list; "
+                          "is this a Kubernetes API server?") from None
+    served: dict[str, list[str]] = {}
+    for g in groups:
+        versions = [v.version for v in g.versions]
+        if g.preferredVersion and g.preferredVersion.version in versions:
+            versions.remove(g.preferredVersion.version)
+            versions.insert(0, g.preferredVersion.version)
+        served[g.name] = versions
+    return served
+
+
+def pick_version(kind: ListedKind, served: dict[str, list[str]]) -> str | None:
+    """The version to list `kind` in: the server's preferred one if we understand it."""
+    if not kind.group:
+        return kind.versions[0]
+    return next((v for v in served.get(kind.group, []) if v in kind.versions), None)
+
+
+def _pages(api: _Api, path: str, page_size: int) -> Iterator[_ListPage]:
+    cont: str | None = None
+    while True:
+        params = {"limit": str(page_size)}
+        if cont:
+            params["continue"] = cont
+        try:
+            page = _PAGE.decode(api.get(path, params))
+        except ApiStatus as status:
+            status.had_continue = bool(cont)
+            raise
+        except (msgspec.DecodeError, msgspec.ValidationError) as err:
+            raise SourceError(f"{api.cluster.server}{path}: not a Kubernetes List: {err}") from None
+        yield page
+        cont = page.metadata.continue_ if page.metadata else None
+        if not cont:
+            return
+
+
+def list_kind(api: _Api, kind: ListedKind, version: str, *, page_size: int,
+              progress: Progress | None = None) -> list[msgspec.Raw] | None:
+    """Every item of one kind, page by page; None when the server does not serve it (404).
+
+    An expired continue token (410 Gone, the server compacted its history while we paged)
+    restarts the list once from the beginning, as kubectl users would by hand.
+    """
+    path = kind.path(version)
+    api_version = version if not kind.group else f"{kind.group}/{version}"
+    for attempt in (1, 2):
+        items: list[msgspec.Raw] = []
+        try:
+            for page in _pages(api, path, page_size):
+                item_kind = page.kind[:-4] if page.kind and page.kind.endswith("List") else kind.kind
+                items.extend(with_type_meta(raw, page.apiVersion or api_version, item_kind)
+                             for raw in page.items or [])
+                if progress:
+                    progress(kind.label, len(items))
+            return items
+        except ApiStatus as status:
+            if status.code == 404 and (kind.optional or kind.group):
+                return None
+            if status.code == 410 and status.had_continue and attempt == 1:
+                continue
+            raise status_error(status, api.cluster, verb="list", kind=kind, path=path) from None
+    raise AssertionError("unreachable")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@contextlib.contextmanager
+def _tty_progress(enabled: bool) -> Iterator[Progress | None]:
+    """A transient 'listing pods: 1,500' line on stderr while reading, on a terminal only."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+
+    console = Console(stderr=True, highlight=False)
+    with console.status("connecting", spinner="dots") as status:
+        yield lambda label, count: status.update(f"listing {label}: {count:,}")
+
+
+def read_live(*, kubeconfig: str | None = None, context: str | None = None,
+              kinds: tuple[ListedKind, ...] = DEFAULT_KINDS, page_size: int = DEFAULT_PAGE_SIZE,
+              progress: Progress | None = None) -> Documents:
+    """Every object kubegpu reads, from the cluster kubectl would use with these flags."""
+    if page_size < 1:
+        raise UsageError(f"page size must be at least 1, got {page_size}")
+    cluster = resolve_cluster(kubeconfig, context)
+    api = _Api(cluster, request_timeouts(os.environ.get("KUBEGPU_TIMEOUT")))
+    docs = Documents(source=f"live:{cluster.context}", captured_at=_now())
+    try:
+        with _tty_progress(progress is None and sys.stderr.isatty()) as tty:
+            report = progress or tty
+            try:
+                docs.server_version = _server_version(api)
+                served = _served_versions(api)
+            except ApiStatus as status:
+                raise status_error(status, cluster, verb="get", kind=None, path="/version") from None
+            for kind in kinds:
+                version = pick_version(kind, served)
+                if version is None:
+                    continue
+                items = list_kind(api, kind, version, page_size=page_size, progress=report)
+                origin = f"{cluster.server.rstrip('/')}{kind.path(version)}"
+                for raw in items or ():
+                    docs.add(raw, origin)
+    finally:
+        api.close()
+    return docs
