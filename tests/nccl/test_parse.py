@@ -144,3 +144,30 @@ def test_any_prefix_keeps_the_classification_and_junk_never_crashes(tmp_path_fac
     log.write_bytes(b"\n" + junk + b"\n" + tagged.encode("utf-8", "replace"))  # never starts as gzip
     report = analyze_files([str(log)])
     assert report.transport == "IB" and report.gdr is True
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 1000])
+def test_block_boundaries_do_not_change_lines_or_numbers(tmp_path, monkeypatch, chunk):
+    import kubegpu.nccl.parse as parse
+
+    text = "noise line\n" * 3 + IB_RUN + "x" * 150 + "\n" + "tail without newline NCCL INFO Using network IB"
+    log = tmp_path / "b.log"
+    log.write_text(text)
+    expected = [(n, t) for n, t in enumerate(text.split("\n"), start=1) if t]
+    monkeypatch.setattr(parse, "_CHUNK_CHARS", chunk)
+    assert [(l.number, l.text) for l in parse.read_lines(str(log))] == expected
+    reader = parse.LogReader(str(log), ("NCCL",))
+    gated = [(l.number, l.text) for l in reader]
+    assert gated == [(n, t) for n, t in expected if "NCCL" in t]
+    assert reader.lines == len(text.split("\n"))
+
+
+def test_an_endless_line_is_cut_not_buffered_forever(tmp_path, monkeypatch):
+    import kubegpu.nccl.parse as parse
+
+    monkeypatch.setattr(parse, "_CHUNK_CHARS", 100)
+    monkeypatch.setattr(parse, "_MAX_LINE_CHARS", 1000)
+    log = tmp_path / "long.log"
+    log.write_text("y" * 50_000 + "\n" + IB_RUN)
+    report = analyze_files([str(log)])
+    assert report.transport == "IB"

@@ -42,6 +42,7 @@ POSITIVE: list[tuple[str, str]] = [
     ("peer-closed", "w0:1:2 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : "
                     "Software caused connection abort"),
     ("peer-closed", "w:202016:202238 [2] proxy.cc:1326 NCCL WARN Socket recv failed while polling for opId=0x7f"),
+    ("peer-closed", "h:1:2 [0] misc/socket.cc:50 NCCL WARN Net : Recv failed : Connection reset by peer"),
     ("ib-memlock", "n1:5:6 [0] misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory"),
     ("ib-qp-setup-failed", "n1:5:6 [0] misc/ibvwrap.cc:187 NCCL WARN Call to ibv_modify_qp failed with error Network is unreachable"),
     ("ib-completion-error", "h:984:1200 [4] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.0.5<55921> "
@@ -91,6 +92,9 @@ NEGATIVE: list[str] = [
     "epoch 3 step 100 loss 0.123 (connection to wandb refused? no)",
     "INFO worker socket connected in 3 s",
     "g148:14937:69361 [0] NCCL INFO Channel 01/1 : 0[0] -> 8[0] [send] via NET/IB/9/GDRDMA/Shared",
+    "wandb: Network error (ConnectionError), entering retry loop. ('Connection aborted.', "
+    "ConnectionResetError(104, 'Connection reset by peer'))",
+    "curl: (7) Failed to connect to mirror.example.com port 443: Connection refused",
 ]
 
 

@@ -17,6 +17,7 @@ import msgspec
 import numpy as np
 
 from kubegpu.errors import InputError
+from kubegpu.fragmentation.podlist import load_pod_list
 from kubegpu.scheduling.placement.task import MILLI, Task
 
 DEFAULT_COVERAGE = 0.95
@@ -135,9 +136,7 @@ def load_mix(path: str | Path, *, coverage: float = DEFAULT_COVERAGE) -> ShapeMi
         if not shapes or sum(s.weight for s in shapes) <= 0:
             raise InputError("the mix has no shape with a positive weight", where=str(p))
         return ShapeMix(shapes)
-    from kubegpu.simulate.trace import load_pods  # one CSV reader for openb pod lists
-
-    pods = load_pods(p)
+    pods = load_pod_list(p)
     if not pods:
         raise InputError("the pod list is empty", where=str(p))
     return mix_from_tasks(pods, coverage=coverage)

@@ -21,16 +21,19 @@ _IB_FAMILY_PREFIX = "IB"  # IB, IBext, IBext_v8 ... (the HPC-X SHARP plugin also
 _DEFAULT_EXCLUDE = "^lo,docker,veth,cali,flannel,cni"
 
 
+_OPTIONAL_FIELDS = frozenset({"what", "what2"})  # alternatives of one regex: absent ones render empty
+
+
 class _Blank(string.Formatter):
-    """str.format that renders missing or None fields as '?' (or '' when marked optional)."""
+    """str.format where a missing field renders as '?' (or '' for an optional alternative)."""
 
     def get_value(self, key, args, kwargs):  # type: ignore[override]
         value = kwargs.get(key) if isinstance(key, str) else None
-        return "" if value is None and isinstance(key, str) and key in _OPTIONAL_FIELDS else (
-            "?" if value is None else value)
+        if value is None:
+            return "" if key in _OPTIONAL_FIELDS else "?"
+        return value
 
 
-_OPTIONAL_FIELDS = frozenset({"what", "what2"})
 _FMT = _Blank()
 
 

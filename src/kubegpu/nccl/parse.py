@@ -98,7 +98,7 @@ def _text_stream(raw: BinaryIO) -> io.TextIOWrapper:
 
 
 _CHUNK_CHARS = 1 << 22       # ~4 MiB of text per block
-_MAX_LINE_CHARS = 1 << 24    # a "line" longer than this is cut, so memory stays bounded
+_MAX_LINE_CHARS = 1 << 24    # a line longer than this is split (numbered as extra lines), bounding memory
 
 
 class LogReader:
@@ -154,9 +154,10 @@ class LogReader:
             if cut == -1 and len(data) < _MAX_LINE_CHARS:
                 tail = data
                 continue
-            if cut == -1:
-                cut = len(data) - 1  # an endless line: cut it here
-            block, tail = data[: cut + 1], data[cut + 1:]
+            if cut == -1:  # an endless line: treat what we have as one line and go on
+                block, tail = data + "\n", ""
+            else:
+                block, tail = data[: cut + 1], data[cut + 1:]
             yield from self._scan_block(block)
         if tail:
             yield from self._scan_block(tail + "\n")

@@ -7,6 +7,7 @@ the cluster (hosts, ranks, interfaces) or capped (evidence per finding), never b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -37,6 +38,7 @@ _NEEDLE_TO_FACTS: dict[str, list[FactPattern]] = {}
 for _fact in FACT_PATTERNS:
     for _n in _fact.needles:
         _NEEDLE_TO_FACTS.setdefault(_n, []).append(_fact)
+_CHANNEL = next(f.pattern for f in FACT_PATTERNS if f.name == "channel")
 ALL_NEEDLES: tuple[str, ...] = tuple(sorted(set(_NEEDLE_TO_SIGS) | set(_NEEDLE_TO_FACTS)))
 ANCHORS: tuple[str, ...] = _anchors(ALL_NEEDLES)
 
@@ -116,8 +118,15 @@ class LogScan:
         other lines cannot match anything.
         """
         text = line.text
-        present = [n for n in ALL_NEEDLES if n in text]
         is_nccl = "NCCL INFO" in text or "NCCL WARN" in text
+        if is_nccl and " via " in text and "NCCL WARN" not in text:
+            # Per-channel INFO lines are most of a big NCCL log and only ever carry the path.
+            self.nccl_lines += 1
+            m = _CHANNEL.search(text)
+            if m is not None:
+                self._on_channel(m, line, None, False)
+            return True
+        present = [n for n in ALL_NEEDLES if n in text]
         if is_nccl:
             self.nccl_lines += 1
         if not present:
@@ -164,21 +173,21 @@ class LogScan:
                     getattr(self, f"_on_{fact.name}")(m, line, host, matched_sig)
 
     # ---------------------------------------------------------------- fact handlers
-    def _on_network(self, m, line, host, _sig) -> None:
+    def _on_network(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
         self.networks_by_host.setdefault(host or "?", set()).add(m["net"])
         if self.network_evidence is None:
             self.network_evidence = evidence_of(line)
 
-    def _on_ib_devices(self, m, line, host, _sig) -> None:
+    def _on_ib_devices(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
         for hca in parse_hcas(m["devs"]):
             self.hcas.setdefault((hca.name, hca.port), hca)
         if m["oob"]:
             self._add_interfaces(m["oob"], "oob", line)
 
-    def _on_socket_ifs(self, m, line, host, _sig) -> None:
+    def _on_socket_ifs(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
         self._add_interfaces(m["ifs"], "socket" if m["net"] == "Socket" else m["net"], line)
 
-    def _on_bootstrap_ifs(self, m, line, host, _sig) -> None:
+    def _on_bootstrap_ifs(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
         self._add_interfaces(m["ifs"], "bootstrap", line)
 
     def _add_interfaces(self, text: str, role: str, line: LogLine) -> None:
@@ -190,44 +199,44 @@ class LogScan:
             else:
                 seen.roles.add(role)
 
-    def _on_channel(self, m, line, host, _sig) -> None:
+    def _on_channel(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
         if len(self.paths) < 64:
             self.paths.add(channel_path(m["path"]))
 
-    def _on_gdr(self, m, line, host, _sig) -> None:
+    def _on_gdr(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
         (self.gdr_gpu if m["gpu"] else self.gdr_hca).add(m["state"])
 
-    def _on_version(self, m, line, host, _sig) -> None:
+    def _on_version(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
         ver = m["ver"]
         full = f"{ver}+{m['build']}" if m["build"] else ver
         if len(self.versions.get(ver, "")) < len(full):
             self.versions[ver] = full
 
-    def _on_env(self, m, line, host, _sig) -> None:
+    def _on_env(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
         self.env.setdefault(m["var"], m["val"])
 
-    def _on_comm(self, m, line, host, _sig) -> None:
+    def _on_comm(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
         self.ranks.add(int(m["rank"]))
         self.nranks = max(self.nranks or 0, int(m["nranks"]))
         if m["nnodes"]:
             self.nnodes = max(self.nnodes or 0, int(m["nnodes"]))
 
-    def _on_tests_rank(self, m, line, host, _sig) -> None:
+    def _on_tests_rank(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
         self.ranks.add(int(m["rank"]))
         if len(self.hosts) < MAX_TRACKED:
             self.hosts.add(m["host"])
 
-    def _on_init_complete(self, m, line, host, _sig) -> None:
+    def _on_init_complete(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
         self.init_complete += 1
 
-    def _on_plugin(self, m, line, host, _sig) -> None:
+    def _on_plugin(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
         if self.plugin is None:
             self.plugin = (m["name"] or m["p2p"] or m["ofi"] or "").strip() or None
 
-    def _on_busbw(self, m, line, host, _sig) -> None:
+    def _on_busbw(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
         self.busbw = float(m["bw"])
 
-    def _on_warn(self, m, line, host, matched_sig) -> None:
+    def _on_warn(self, m: re.Match[str], line: LogLine, host: str | None, matched_sig: bool) -> None:
         if self.first_warn is None:
             self.first_warn = evidence_of(line)
         if not matched_sig:

@@ -212,8 +212,9 @@ SIGNATURES: tuple[Signature, ...] = (
         title="a peer closed or reset the connection",
         needles=("closed by remote peer", "connection abort", "reset by peer", "recv failed",
                  "Call to recv from"),
+        # "reset by peer" alone is common outside NCCL (HTTP clients), so it needs an NCCL WARN.
         pattern=_rx(r"Connection closed by remote peer|Software caused connection abort"
-                    r"|Connection reset by peer|Socket recv failed|Call to recv from \S+ failed"),
+                    r"|NCCL WARN.*Connection reset by peer|Socket recv failed|Call to recv from \S+ failed"),
         cause="A peer rank died or its connection was torn down during setup or a collective; "
               "usually a consequence of another rank crashing (OOM-kill, exception, eviction) or "
               "of a firewall/conntrack reset.",

@@ -26,6 +26,7 @@ from kubegpu.errors import InputError, SourceError, UsageError
 from kubegpu.sources.safe_yaml import load_yaml_documents
 
 IN_CLUSTER = "in-cluster"
+SERVICE_ACCOUNT_DIR = SERVICE_ACCOUNT  # /var/run/secrets/kubernetes.io/serviceaccount
 NO_CLUSTER = ("no cluster configured: pass --demo, --snapshot FILE, or point --kubeconfig/KUBECONFIG at a cluster")
 _NAMED_SECTIONS = (("clusters", "cluster"), ("users", "user"), ("contexts", "context"))
 # client-go ResolveLocalPaths: these fields are relative to the file that defines them
@@ -178,9 +179,9 @@ def _select_context(merged: dict[str, Any], context: str | None, origin: str) ->
 
 
 def resolve_cluster(kubeconfig: str | None = None, context: str | None = None, *,
-                    service_account_dir: str | Path = SERVICE_ACCOUNT) -> ClusterConfig:
+                    service_account_dir: str | Path | None = None) -> ClusterConfig:
     """The cluster kubectl would talk to with these flags and this environment."""
-    account_dir = Path(service_account_dir)
+    account_dir = Path(service_account_dir or SERVICE_ACCOUNT_DIR)
     paths, explicit = kubeconfig_paths(kubeconfig)
     if explicit and not paths[0].is_file():
         raise SourceError(f"{paths[0]}: kubeconfig not found (from --kubeconfig)")
@@ -253,8 +254,10 @@ def http_client(cluster: ClusterConfig, timeouts: Timeouts) -> httpx2.Client:
                     "(gke-gcloud-auth-plugin, kubelogin, aws eks get-token)")
         raise SourceError(f"user {cluster.user!r} of context {cluster.context}: {text}") from None
     except (OSError, ValueError) as err:  # unreadable CA/cert/key files, bad base64 data
-        raise SourceError(f"TLS settings of context {cluster.context} ({cluster.origin}): "
-                          f"{getattr(err, 'strerror', None) or err}") from None
+        text = str(err)
+        if isinstance(err, OSError) and err.strerror:
+            text = f"{err.strerror}: {err.filename}" if err.filename else err.strerror
+        raise SourceError(f"TLS settings of context {cluster.context} ({cluster.origin}): {text}") from None
     user_exec: UserExec | None = single.user.exec if single.user else None
     if user_exec is not None and user_exec.apiVersion == EXEC_V1:
         kwargs["auth"] = _ExecV1Auth(user_exec)

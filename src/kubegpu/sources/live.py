@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import socket
+import ssl
 import sys
 import time
 from dataclasses import dataclass
@@ -20,11 +23,11 @@ from typing import Any, Callable, Iterator
 import httpx2
 import msgspec
 
+from lightkube.core.exceptions import ConfigError
+
 from kubegpu.errors import SourceError, UsageError
 from kubegpu.sources.documents import Documents
-from kubegpu.sources.kubeconfig import ClusterConfig, resolve_cluster
-from kubegpu.sources.live_errors import ApiStatus, status_error, transport_error
-from kubegpu.sources.live_transport import Timeouts, http_client, request_timeouts
+from kubegpu.sources.kubeconfig import ClusterConfig, Timeouts, http_client, request_timeouts, resolve_cluster
 
 Progress = Callable[[str, int], None]
 
@@ -147,8 +150,114 @@ def with_type_meta(raw: msgspec.Raw, api_version: str, kind: str) -> msgspec.Raw
     return msgspec.Raw(b"{" + b",".join(fields) + sep + rest)
 
 
+# --- errors: every failure becomes one line that says what to do -------------------------------
+
+class ApiStatus(Exception):
+    """A non-200 answer of the API server (its v1 Status, when it sent one)."""
+
+    def __init__(self, code: int, reason: str, message: str) -> None:
+        super().__init__(f"{code} {reason}: {message}")
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.had_continue = False
+
+    @classmethod
+    def from_response(cls, code: int, body: bytes, content_type: str) -> "ApiStatus":
+        reason, message = "", ""
+        if content_type.startswith("application/json"):
+            try:
+                status = msgspec.json.decode(body, type=_Status)
+                reason, message = status.reason or "", status.message or ""
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                pass
+        if not message:
+            message = " ".join(body[:200].decode("utf-8", "replace").split())
+        return cls(code, reason or _REASONS.get(code, "Error"), message)
+
+
+class _Status(msgspec.Struct):
+    reason: str | None = None
+    message: str | None = None
+
+
+_REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 410: "Gone",
+            429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable"}
+_FORBIDDEN_USER = re.compile(r'User "([^"]*)"')
+RBAC_MANIFEST = "deploy/rbac/kubegpu-readonly.yaml"
+
+
+def status_error(status: ApiStatus, cluster: ClusterConfig, *, verb: str, kind: ListedKind | None,
+                 path: str) -> SourceError:
+    """The one-line SourceError for an API server's refusal."""
+    what = kind.label if kind else path
+    url = f"{cluster.server.rstrip('/')}{path}"
+    if status.code == 401:
+        return SourceError(f"credentials rejected (401 Unauthorized) for context {cluster.context}: expired or "
+                           "invalid token; run your login/refresh (e.g. `kubectl get nodes`) and retry")
+    if status.code == 403:
+        m = _FORBIDDEN_USER.search(status.message)
+        user = m.group(1) if m else (cluster.user or "unknown")
+        scope = " at cluster scope" if kind else ""
+        return SourceError(f"RBAC forbids {verb} {what}{scope} for user {user} (403 Forbidden): "
+                           f"apply {RBAC_MANIFEST}")
+    if status.code == 404:
+        return SourceError(f"{url}: 404 Not Found; is {cluster.server} a Kubernetes API server?")
+    if status.code == 410:
+        return SourceError(f"listing {what}: the continue token expired again after a restart (410 Gone); "
+                           "the cluster changes faster than kubegpu can page through it: retry")
+    if status.code == 429:
+        return SourceError(f"the API server throttles kubegpu (429 Too Many Requests) on {url}; retry later")
+    return SourceError(f"GET {url}: {status.code} {status.reason}: {status.message}")
+
+
+def _causes(err: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    cur: BaseException | None = err
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        yield cur
+        cur = cur.__cause__ or cur.__context__
+
+
+def transport_error(err: httpx2.HTTPError, cluster: ClusterConfig, timeouts: Timeouts, path: str) -> SourceError:
+    """The one-line SourceError for a request that got no HTTP answer."""
+    server = cluster.server
+    for cause in _causes(err):
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            detail = cause.verify_message or cause.reason or str(cause)
+            return SourceError(f"TLS verification of {server} failed: {detail}; check certificate-authority"
+                               f"(-data) of cluster {cluster.single.context.cluster!r} in {cluster.origin}")
+        if isinstance(cause, ssl.SSLError):
+            return SourceError(f"TLS handshake with {server} failed: {cause.reason or cause}")
+        if isinstance(cause, ConnectionRefusedError):
+            return SourceError(f"cannot reach {server}: connection refused")
+        if isinstance(cause, socket.gaierror):
+            return SourceError(f"cannot reach {server}: host name does not resolve ({cause.strerror})")
+    if isinstance(err, httpx2.ConnectTimeout):
+        return SourceError(f"cannot reach {server}: no connection within {timeouts.connect:g} s")
+    if isinstance(err, httpx2.TimeoutException):
+        return SourceError(f"{server} did not answer GET {path} within {timeouts.read:g} s "
+                           "(set KUBEGPU_TIMEOUT=SECONDS to wait longer)")
+    if isinstance(err, httpx2.UnsupportedProtocol):
+        return SourceError(f"cluster server {server!r} of context {cluster.context} is not an http(s) URL")
+    text = " ".join(str(err).split()) or type(err).__name__
+    return SourceError(f"cannot reach {server}: {text}")
+
+
+def _credential_error(err: ConfigError | OSError, cluster: ClusterConfig) -> SourceError:
+    """Exec credential plugins fail inside the request: name the user and the plugin."""
+    if isinstance(err, FileNotFoundError):
+        return SourceError(f"credential plugin {err.filename or ''} for user {cluster.user!r} (context "
+                           f"{cluster.context}) not found; install it or fix users[].user.exec.command")
+    text = " ".join(str(err).split())
+    return SourceError(f"credentials for context {cluster.context} could not be obtained: {text}")
+
+
+# --- requests ----------------------------------------------------------------------------------
+
 class _Api:
-    """GET requests to one API server, with errors turned into one-line SourceErrors."""
+    """GET requests to one API server; transport failures become one-line SourceErrors."""
 
     def __init__(self, cluster: ClusterConfig, timeouts: Timeouts) -> None:
         self.cluster = cluster
@@ -162,9 +271,7 @@ class _Api:
                 resp = self.http.get(path, params=params)
             except httpx2.HTTPError as err:
                 raise transport_error(err, self.cluster, self.timeouts, path) from None
-            except SourceError:
-                raise
-            except Exception as err:  # exec credential plugins fail with lightkube's ConfigError or OSError
+            except (ConfigError, OSError) as err:
                 raise _credential_error(err, self.cluster) from None
             if resp.status_code == 200:
                 return resp.content
@@ -177,16 +284,6 @@ class _Api:
 
     def close(self) -> None:
         self.http.close()
-
-
-def _credential_error(err: Exception, cluster: ClusterConfig) -> SourceError:
-    if isinstance(err, FileNotFoundError):
-        return SourceError(f"credential plugin for user {cluster.user!r} (context {cluster.context}) "
-                           f"not found: {err.filename or err}; install it or fix users[].user.exec.command")
-    if type(err).__name__ == "ConfigError" or isinstance(err, OSError):
-        text = " ".join(str(err).split())
-        return SourceError(f"credentials for context {cluster.context} could not be obtained: {text}")
-    raise err
 
 
 def _server_version(api: _Api) -> str | None:

@@ -1,54 +1,46 @@
-"""kubegpu — our recommended placement: FGD with exact deltas and best-fit tie-breaking.
+"""kubegpu — our recommended placement: FGD made memory-aware, with exact device choice.
 
-Why it beats FGD on the same measure:
-  * exact Δ. The paper's score int(100·sigmoid(−Δ/1000)) truncates: every Δ between about
-    −40 and 0 milli-GPU scores 50, so a CPU-only pod that costs 30 milli-GPU of fragmentation
-    ties with one that costs nothing, and the tie goes to a random node. We compare Δ exactly.
-  * best-fit tie-breaking. Many nodes have the same Δ (most often 0: e.g. every empty node of a
-    model for a whole-GPU pod). The paper leaves that to a random name order (its §7 suggests a
-    best-fit fallback); we take the node that is left with the fewest free GPUs, then the least
-    free CPU (normalised), so that empty nodes stay empty for the large tasks of the mix.
-  * device choice for fractional pods uses the same exact Δ, ties to the fullest fitting device.
+What we measured (docs/policies.md, docs/fgd-reproduction.md) before settling on this design:
+on the Alibaba openb traces almost every GPU pod that FGD fails to place before the cluster is
+full fails for *memory*: a node still has the GPU share and the CPU, but not the RAM (G2 nodes
+carry 48 GiB per GPU, a median 1-GPU task asks 47 GiB). The paper's measure ignores memory, so
+FGD happily strands GPUs behind exhausted RAM. So:
+
+  * memory-aware fragmentation: every task shape of the mix carries its typical (median) memory,
+    and a shape that lacks memory on a node counts that node's idle GPU as fragment, exactly
+    like a shape that lacks CPU (multi-resource fragmentation);
+  * exact device choice for fractional pods: among a node's devices take the one with the
+    smallest exact Δ (ties: the fullest device), instead of the first device inside a
+    ~40 milli-GPU score bucket;
+  * node choice keeps FGD's quantised score int(100·sigmoid(−Δ/1000)) and its tie order. We
+    tried exact Δ for node choice and deterministic tie-breaks (best-fit, worst-fit, packing,
+    node size): all were worse — the coarse buckets with a fixed node order act as first-fit
+    among near-equal nodes, which packs well (see docs/policies.md for the numbers).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from kubegpu.scheduling.placement.policies.base import MAX_SPEC_CPU_MILLI, MAX_SPEC_GPU_MILLI
+from kubegpu.scheduling.placement.policies.base import MAX_NODE_SCORE
 from kubegpu.scheduling.placement.policies.fgd import FragmentationDelta
 from kubegpu.scheduling.placement.state import PlacementState
-from kubegpu.scheduling.placement.task import Placement, Task
+from kubegpu.scheduling.placement.task import Task
 
-# Δs closer than this (milli-GPU) are the same for tie-breaking: float noise, not a difference.
-DELTA_TOLERANCE = 1e-6
+# Device tie-break weight: far below any real Δ difference (milli-GPU), only orders exact ties.
+_FULLEST_DEVICE_BONUS = 1e-9
 
 
 class KubegpuPolicy(FragmentationDelta):
     name = "kubegpu"
+    use_memory = True
 
     def device_scores(self, delta: np.ndarray, state: PlacementState, nodes: np.ndarray,
                       devices: np.ndarray, task: Task) -> np.ndarray:
         score = -delta
         if task.is_shared:
-            # among devices of equal Δ prefer the fullest one (a tiny, sub-tolerance bonus)
-            free = state.dev_free[nodes, devices]
-            score = score - free * (DELTA_TOLERANCE / 4000.0)
+            score = score - state.dev_free[nodes, devices] * _FULLEST_DEVICE_BONUS
         return score
 
-    def node_aux(self, state: PlacementState, task: Task, nodes: np.ndarray,
-                 devices: np.ndarray) -> np.ndarray:
-        gpu_left = (state.dev_free[nodes].sum(axis=1) - task.total_gpu_milli) / MAX_SPEC_GPU_MILLI
-        cpu_left = (state.cpu_free[nodes] - task.cpu_milli) / MAX_SPEC_CPU_MILLI
-        return -(gpu_left + cpu_left)
-
-    def choose(self, state: PlacementState, task: Task, feasible: np.ndarray) -> Placement | None:
-        nodes = np.flatnonzero(feasible)
-        if nodes.size == 0:
-            return None
-        score, device, aux = self.scored(state, task, nodes)
-        near = score >= score.max() - DELTA_TOLERANCE
-        cand, cand_aux = nodes[near], aux[near]
-        tied = cand[cand_aux == cand_aux.max()]
-        node = int(tied[np.argmin(state.tie_rank[tied])])
-        return Placement(node, self._devices(state, task, node, int(device[nodes == node][0])))
+    def node_score(self, best_device_score: np.ndarray) -> np.ndarray:
+        return np.floor(1.0 / (1.0 + np.exp(-best_device_score / 1000.0)) * MAX_NODE_SCORE)

@@ -1,0 +1,160 @@
+"""The audit configuration file: severity overrides, disabled checks, exclusions, parameters.
+
+```yaml
+severity: {KG-104: info}          # per-check severity override
+disable: [KG-704]                 # checks not run at all
+exclude:                          # suppress findings (regexes, full match)
+  - checks: [KG-202, "pitfall:3"] # IDs, "pitfall:N" or "*" (default)
+    kind: Node
+    namespace: "kube-.*"
+    name: "gpu-.*"
+params: {KG-801: {min_pods: 8}}   # thresholds, see the catalog
+```
+Objects can also opt out themselves: annotation `kubegpu.io/ignore: KG-101,KG-202` (or `*`).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+
+from kubegpu.audit.catalog import CATALOG_BY_ID, CheckInfo
+from kubegpu.audit.findings import Severity
+from kubegpu.errors import InputError
+
+IGNORE_ANNOTATION = "kubegpu.io/ignore"
+
+
+class Exclusion(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    checks: list[str] = ["*"]
+    kind: str | None = None
+    namespace: str | None = None
+    name: str | None = None
+
+
+class AuditConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    severity: dict[str, str] = {}
+    disable: list[str] = []
+    exclude: list[Exclusion] = []
+    params: dict[str, dict[str, Any]] = {}
+
+    def param(self, check: CheckInfo, name: str) -> Any:
+        """A check's parameter: the config's value, else the catalog default."""
+        override = self.params.get(check.id, {})
+        return override.get(name, check.params.get(name))
+
+    def severity_of(self, check: CheckInfo) -> Severity:
+        text = self.severity.get(check.id)
+        return Severity.parse(text) if text else check.level
+
+    def enabled(self, check: CheckInfo) -> bool:
+        return not any(pattern_matches(p, check) for p in self.disable)
+
+
+def pattern_matches(pattern: str, check: CheckInfo) -> bool:
+    """An ID, `pitfall:N` (a whole family) or `*`/`all`."""
+    p = pattern.strip()
+    if p in ("*", "all"):
+        return True
+    m = re.fullmatch(r"pitfall[:\-](\d+)", p, re.IGNORECASE)
+    if m:
+        return int(m.group(1)) == check.pitfall
+    return p.upper() == check.id
+
+
+def _valid_pattern(p: str) -> bool:
+    return p.strip() in ("*", "all") or bool(re.fullmatch(r"pitfall[:\-](\d+)", p.strip(), re.IGNORECASE)) \
+        or p.strip().upper() in CATALOG_BY_ID
+
+
+def _check_patterns(patterns: list[str], *, where: str, field: str) -> None:
+    for p in patterns:
+        if not _valid_pattern(p):
+            raise InputError(f"unknown check {p!r} (see `kubegpu audit --list-checks`)", where=where, field=field)
+
+
+def parse_config(data: Any, *, where: str = "config") -> AuditConfig:
+    """Validate a parsed config document (None or {} is the default config)."""
+    try:
+        cfg = msgspec.convert(data or {}, AuditConfig)
+    except msgspec.ValidationError as err:
+        raise InputError(str(err).replace("`", ""), where=where) from None
+    for key, value in cfg.severity.items():
+        _check_patterns([key], where=where, field=f"severity.{key}")
+        try:
+            Severity.parse(value)
+        except ValueError as err:
+            raise InputError(str(err), where=where, field=f"severity.{key}") from None
+    _check_patterns(cfg.disable, where=where, field="disable")
+    for i, ex in enumerate(cfg.exclude):
+        _check_patterns(ex.checks, where=where, field=f"exclude[{i}].checks")
+        for attr in ("kind", "namespace", "name"):
+            value = getattr(ex, attr)
+            if value is not None:
+                try:
+                    re.compile(value)
+                except re.error as err:
+                    raise InputError(f"bad regex {value!r}: {err}", where=where,
+                                     field=f"exclude[{i}].{attr}") from None
+    for key, values in cfg.params.items():
+        check = CATALOG_BY_ID.get(key.upper())
+        if check is None:
+            raise InputError(f"unknown check {key!r}", where=where, field=f"params.{key}")
+        for name in values:
+            if name not in check.params:
+                known = ", ".join(check.params) or "none"
+                raise InputError(f"unknown parameter {name!r} (known: {known})", where=where,
+                                 field=f"params.{key}.{name}")
+    return AuditConfig(severity={k.upper(): v for k, v in cfg.severity.items()}, disable=cfg.disable,
+                       exclude=cfg.exclude, params={k.upper(): v for k, v in cfg.params.items()})
+
+
+def load_config(path: str | Path) -> AuditConfig:
+    """Read and validate a YAML or JSON config file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror or err}", where=str(path)) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise InputError(f"not YAML: {err}", where=str(path)) from None
+    return parse_config(data, where=str(path))
+
+
+def split_object(ref: str) -> tuple[str, str, str]:
+    """'Kind/ns/name' or 'Kind/name' -> (kind, namespace, name)."""
+    parts = ref.split("/")
+    if len(parts) >= 3:
+        return parts[0], parts[1], "/".join(parts[2:])
+    if len(parts) == 2:
+        return parts[0], "", parts[1]
+    return ref, "", ""
+
+
+def excluded(cfg: AuditConfig, check: CheckInfo, ref: str) -> bool:
+    """Whether an exclusion rule of the config covers this check on this object."""
+    kind, ns, name = split_object(ref)
+    for ex in cfg.exclude:
+        if not any(pattern_matches(p, check) for p in ex.checks):
+            continue
+        if ex.kind is not None and not re.fullmatch(ex.kind, kind):
+            continue
+        if ex.namespace is not None and not re.fullmatch(ex.namespace, ns):
+            continue
+        if ex.name is not None and not re.fullmatch(ex.name, name):
+            continue
+        return True
+    return False
+
+
+def ignored_by_annotation(annotations: dict[str, str], check: CheckInfo) -> bool:
+    """`kubegpu.io/ignore: KG-101,pitfall:3` on the object itself."""
+    value = annotations.get(IGNORE_ANNOTATION)
+    if not value:
+        return False
+    return any(pattern_matches(p, check) for p in value.split(",") if p.strip())

@@ -1,0 +1,46 @@
+"""Shared reading of a pod's volumes: its PVCs, their PVs and storage classes, from the state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kubegpu.model.cluster import ClusterState
+from kubegpu.model.kinds import PersistentVolume, PersistentVolumeClaim, Pod, StorageClass
+
+
+@dataclass(frozen=True)
+class ClaimRef:
+    """One PVC a pod mounts, resolved as far as the state allows."""
+
+    name: str
+    claim: PersistentVolumeClaim | None
+    volume: PersistentVolume | None
+    storage_class: StorageClass | None
+    ephemeral: bool = False
+
+
+def claim_names(pod: Pod) -> list[tuple[str, bool]]:
+    """(PVC name, is generic ephemeral) for every claim-backed volume of the pod."""
+    out = []
+    for v in pod.spec.volumes:
+        if v.persistent_volume_claim is not None:
+            out.append((v.persistent_volume_claim.claim_name, False))
+        elif v.ephemeral is not None:
+            out.append((f"{pod.name}-{v.name}", True))  # upstream ephemeral.VolumeClaimName
+    return out
+
+
+def pod_claims(state: ClusterState, pod: Pod) -> list[ClaimRef]:
+    out = []
+    for name, ephemeral in claim_names(pod):
+        pvc = state.get("PersistentVolumeClaim", pod.namespace, name)
+        pv = sc = None
+        if isinstance(pvc, PersistentVolumeClaim):
+            if pvc.spec.volume_name:
+                found = state.get("PersistentVolume", None, pvc.spec.volume_name)
+                pv = found if isinstance(found, PersistentVolume) else None
+            if pvc.spec.storage_class_name:
+                found = state.get("StorageClass", None, pvc.spec.storage_class_name)
+                sc = found if isinstance(found, StorageClass) else None
+        out.append(ClaimRef(name, pvc if isinstance(pvc, PersistentVolumeClaim) else None, pv, sc, ephemeral))
+    return out

@@ -1,0 +1,281 @@
+"""The cluster as the scheduler sees it: per node the pods, their summed requests, host ports.
+
+upstream keeps a NodeInfo per node; here the numbers live in numpy arrays (node axis first)
+so one filter answers for every node at once, and pods live in slot arrays so a what-if
+(`assume`, `remove`, "every pod below priority p gone") is an array update, not a rebuild.
+Built once from a ClusterState; `copy()` gives an independent what-if snapshot for the
+preemption dry run, gang placement and the defrag planner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubegpu.model.cluster import ClusterState
+from kubegpu.model.kinds import Node, Pod
+from kubegpu.model.resources import pod_requests
+from kubegpu.scheduling.labels import LabelIndex
+
+CORE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+
+
+def is_scalar_resource(name: str) -> bool:
+    """upstream IsScalarResourceName: extended (domain-prefixed), hugepages, attachable volumes."""
+    return "/" in name or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
+
+
+def pod_host_ports(pod: Pod) -> list[tuple[str, str, int]]:
+    """(hostIP, protocol, hostPort) the pod asks for; upstream defaults hostIP to 0.0.0.0."""
+    out = []
+    containers = list(pod.spec.containers) + [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
+    for c in containers:
+        for p in c.ports:
+            if p.host_port:
+                out.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", int(p.host_port)))
+    return out
+
+
+@dataclass
+class PodInfo:
+    """A pod's scheduling-relevant facts, computed once per pod."""
+
+    pod: Pod
+    key: str
+    requests: dict[str, int]
+    vector: np.ndarray             # requests over the snapshot's resource columns
+    extra: dict[str, int]          # requested resources no node offers (always insufficient)
+    priority: int
+    host_ports: list[tuple[str, str, int]] = field(default_factory=list)
+
+
+class SchedulingSnapshot:
+    """NodeInfo for every node, as arrays; mutable through assume/remove, cloned by copy()."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+        self.nodes: list[Node] = list(state.nodes)
+        self.names: list[str] = [n.name for n in self.nodes]
+        self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+        n = len(self.nodes)
+        scalars = sorted({r for a in state.allocatable.values() for r in a if is_scalar_resource(r)}
+                         | {r for q in state.requests.values() for r in q if is_scalar_resource(r)})
+        self.resources: list[str] = [*CORE_RESOURCES, *scalars]
+        self.column: dict[str, int] = {r: j for j, r in enumerate(self.resources)}
+        r = len(self.resources)
+        self.alloc = np.zeros((n, r), dtype=np.int64)
+        self.allowed_pods = np.zeros(n, dtype=np.int64)
+        for i, node in enumerate(self.nodes):
+            alloc = state.allocatable[node.name]
+            for name, amount in alloc.items():
+                j = self.column.get(name)
+                if j is not None:
+                    self.alloc[i, j] = amount
+            self.allowed_pods[i] = alloc.get("pods", 0)
+        self.unschedulable = np.asarray([bool(node.spec.unschedulable) for node in self.nodes], dtype=bool)
+        self.labels = LabelIndex(self.names, [node.metadata.labels for node in self.nodes])
+        self._taint_groups()
+        # pod slots
+        bound = [p for p in state.pods if p.spec.node_name and not p.is_terminal and p.spec.node_name in self.index]
+        cap = max(len(bound) * 2, 16)
+        self._pods: list[Pod | None] = []
+        self._infos: list[PodInfo | None] = []
+        self.pod_node = np.full(cap, -1, dtype=np.int32)
+        self.pod_prio = np.zeros(cap, dtype=np.int64)
+        self.pod_vec = np.zeros((cap, r), dtype=np.int64)
+        self.alive = np.zeros(cap, dtype=bool)
+        self.pod_anti = np.zeros(cap, dtype=bool)  # has required pod anti-affinity
+        self.slot: dict[str, int] = {}
+        self.node_slots: list[list[int]] = [[] for _ in range(n)]
+        self.requested = np.zeros((n, r), dtype=np.int64)
+        self.pod_count = np.zeros(n, dtype=np.int64)
+        for pod in bound:
+            self._add(self.pod_info(pod), self.index[pod.spec.node_name])
+        self.nominated: list[tuple[PodInfo, int]] = [
+            (self.pod_info(p), self.index[p.status.nominated_node_name]) for p in state.unscheduled_pods
+            if p.status.nominated_node_name and p.status.nominated_node_name in self.index]
+
+    @classmethod
+    def from_cluster(cls, state: ClusterState) -> "SchedulingSnapshot":
+        return cls(state)
+
+    # ------------------------------------------------------------ pods
+    def pod_info(self, pod: Pod) -> PodInfo:
+        """Scheduling facts of any pod (bound, pending or hypothetical)."""
+        req = self.state.requests.get(pod.key) if self.state.pod(pod.namespace, pod.name) is pod else None
+        if req is None:
+            req = pod_requests(pod)
+        vec = np.zeros(len(self.resources), dtype=np.int64)
+        extra: dict[str, int] = {}
+        for name, amount in req.items():
+            j = self.column.get(name)
+            if j is not None:
+                vec[j] = amount
+            elif is_scalar_resource(name) and amount:
+                extra[name] = amount
+        return PodInfo(pod=pod, key=pod.key, requests=req, vector=vec, extra=extra,
+                       priority=self.state.priority_of(pod), host_ports=pod_host_ports(pod))
+
+    def _grow(self) -> None:
+        cap = len(self.alive) * 2
+        for attr in ("pod_node", "pod_prio", "alive", "pod_anti"):
+            old = getattr(self, attr)
+            new = np.zeros(cap, dtype=old.dtype) if attr != "pod_node" else np.full(cap, -1, dtype=old.dtype)
+            new[: len(old)] = old
+            setattr(self, attr, new)
+        vec = np.zeros((cap, self.pod_vec.shape[1]), dtype=np.int64)
+        vec[: len(self.pod_vec)] = self.pod_vec
+        self.pod_vec = vec
+
+    def _add(self, info: PodInfo, i: int) -> None:
+        s = len(self._pods)
+        if s >= len(self.alive):
+            self._grow()
+        self._pods.append(info.pod)
+        self._infos.append(info)
+        self.pod_node[s] = i
+        self.pod_prio[s] = info.priority
+        self.pod_vec[s] = info.vector
+        self.alive[s] = True
+        aff = info.pod.spec.affinity
+        self.pod_anti[s] = bool(aff and aff.pod_anti_affinity
+                                and aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution)
+        self.slot[info.key] = s
+        self.node_slots[i].append(s)
+        self.requested[i] += info.vector
+        self.pod_count[i] += 1
+
+    def assume(self, pod: Pod | PodInfo, node: str | int) -> None:
+        """Place a pod on a node (upstream Cache.AssumePod): its requests now count there."""
+        info = pod if isinstance(pod, PodInfo) else self.pod_info(pod)
+        i = node if isinstance(node, int) else self.index[node]
+        if info.key in self.slot and self.alive[self.slot[info.key]]:
+            self.remove(info.key)
+        self._add(info, i)
+
+    def remove(self, pod: Pod | str) -> None:
+        """Take a pod off its node (evicted, preempted, moved)."""
+        key = pod if isinstance(pod, str) else pod.key
+        s = self.slot.get(key)
+        if s is None or not self.alive[s]:
+            return
+        i = int(self.pod_node[s])
+        self.alive[s] = False
+        self.requested[i] -= self.pod_vec[s]
+        self.pod_count[i] -= 1
+        self.node_slots[i] = [x for x in self.node_slots[i] if x != s]
+        del self.slot[key]
+
+    def copy(self) -> "SchedulingSnapshot":
+        """An independent what-if copy (labels, taints and the ClusterState are shared, read-only)."""
+        new = object.__new__(SchedulingSnapshot)
+        new.__dict__.update(self.__dict__)
+        for attr in ("pod_node", "pod_prio", "pod_vec", "alive", "pod_anti", "requested", "pod_count"):
+            setattr(new, attr, getattr(self, attr).copy())
+        new._pods = list(self._pods)
+        new._infos = list(self._infos)
+        new.slot = dict(self.slot)
+        new.node_slots = [list(s) for s in self.node_slots]
+        new.nominated = list(self.nominated)
+        return new
+
+    def pods_on(self, node: str | int) -> list[Pod]:
+        i = node if isinstance(node, int) else self.index[node]
+        return [self._pods[s] for s in self.node_slots[i]]  # type: ignore[misc]
+
+    def infos_on(self, i: int) -> list[PodInfo]:
+        return [self._infos[s] for s in self.node_slots[i]]  # type: ignore[misc]
+
+    def node_of(self, pod_key: str) -> int | None:
+        s = self.slot.get(pod_key)
+        return int(self.pod_node[s]) if s is not None and self.alive[s] else None
+
+    def bound_infos(self) -> Iterator[PodInfo]:
+        for s in np.flatnonzero(self.alive[: len(self._pods)]):
+            yield self._infos[s]  # type: ignore[misc]
+
+    # ------------------------------------------------------------ taints
+    def _taint_groups(self) -> None:
+        groups: dict[tuple, int] = {}
+        self.taint_sets: list[tuple] = []
+        self.taint_group = np.zeros(len(self.nodes), dtype=np.int32)
+        for i, node in enumerate(self.nodes):
+            key = tuple((t.key, t.value or "", t.effect) for t in node.spec.taints)
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = len(self.taint_sets)
+                self.taint_sets.append(tuple(node.spec.taints))
+            self.taint_group[i] = g
+
+    # ------------------------------------------------------------ views and cycles
+    def view(self, info: PodInfo | None = None) -> "NodeView":
+        """What filters read; with `info`, nominated pods of equal or higher priority count too
+        (upstream RunFilterPluginsWithNominatedPods)."""
+        view = NodeView(self, self.requested, self.pod_count)
+        if info is None or not self.nominated:
+            return view
+        adds = [(o, i) for o, i in self.nominated if o.key != info.key and o.priority >= info.priority]
+        if not adds:
+            return view
+        requested = self.requested.copy()
+        count = self.pod_count.copy()
+        extra: dict[int, list[PodInfo]] = {}
+        for o, i in adds:
+            requested[i] += o.vector
+            count[i] += 1
+            extra.setdefault(i, []).append(o)
+        return NodeView(self, requested, count, extra=extra)
+
+    def filter_pod(self, pod: Pod, *, version=None):
+        """Run PreFilter and every Filter of the default profile for `pod` on every node."""
+        from kubegpu.scheduling.cycle import run_filters
+        from kubegpu.scheduling.versions import version_of
+
+        v = version if version is not None else version_of(self.state.server_version)
+        return run_filters(self, pod, v)
+
+
+class NodeView:
+    """The node state a filter reads: summed requests, pod counts, the pods on a node.
+
+    `excluded` (a mask over pod slots) hides pods, e.g. preemption's "every lower-priority pod
+    removed"; `extra` adds pods that are not bound yet (nominated pods, gang siblings).
+    """
+
+    def __init__(self, snapshot: SchedulingSnapshot, requested: np.ndarray, pod_count: np.ndarray, *,
+                 excluded: np.ndarray | None = None, extra: dict[int, list[PodInfo]] | None = None) -> None:
+        self.snapshot = snapshot
+        self.requested = requested
+        self.pod_count = pod_count
+        self.excluded = excluded
+        self.extra = extra or {}
+
+    def infos_on(self, i: int) -> list[PodInfo]:
+        snap = self.snapshot
+        slots: Iterable[int] = snap.node_slots[i]
+        if self.excluded is not None:
+            slots = [s for s in slots if not self.excluded[s]]
+        out = [snap._infos[s] for s in slots]
+        return out + self.extra.get(i, [])  # type: ignore[return-value]
+
+    def pods_on(self, i: int) -> list[Pod]:
+        return [info.pod for info in self.infos_on(i)]
+
+    def without(self, excluded: np.ndarray) -> "NodeView":
+        """This view with more pod slots hidden (requests and counts adjusted)."""
+        snap = self.snapshot
+        m = len(snap._pods)
+        ex = excluded[:m] & snap.alive[:m]
+        if self.excluded is not None:
+            ex = ex & ~self.excluded[:m]
+        nodes = snap.pod_node[:m][ex]
+        requested = self.requested.copy()
+        np.subtract.at(requested, nodes, snap.pod_vec[:m][ex])
+        count = self.pod_count - np.bincount(nodes, minlength=len(snap.nodes))
+        full = np.zeros(len(snap.alive), dtype=bool)
+        full[:m] = ex
+        if self.excluded is not None:
+            full |= self.excluded
+        return NodeView(snap, requested, count, excluded=full, extra=self.extra)
