@@ -29,13 +29,13 @@ def shared_objects() -> list[dict]:
     return objects
 
 
-def demo_objects() -> list[dict] | None:
+def demo_objects(variant: str = "pitfalls") -> list[dict] | None:
     """The embedded demo cluster's objects, or None while kubegpu.sources.demo is not available."""
     try:
         from kubegpu.sources.demo import demo_objects as build
     except ImportError:
         return None
-    return [copy.deepcopy(o) for o in build("pitfalls")]
+    return [copy.deepcopy(o) for o in build(variant)]
 
 
 def renamed_copies(obj: dict, count: int) -> list[dict]:

@@ -84,8 +84,11 @@ _CRDS = (
     _t("scheduling.volcano.sh/v1beta1", "podgroups", "PodGroup", True, "pg", custom=True),
     _t("karpenter.sh/v1", "nodepools", "NodePool", False, custom=True),
     _t("monitoring.coreos.com/v1", "prometheusrules", "PrometheusRule", True, "promrule", custom=True),
+    _t("monitoring.coreos.com/v1", "prometheuses", "Prometheus", True, "prom", custom=True),
     _t("nvidia.com/v1", "clusterpolicies", "ClusterPolicy", False, custom=True),
     _t("serving.kserve.io/v1alpha1", "localmodelcaches", "LocalModelCache", False, custom=True),
+    _t("serving.kserve.io/v1alpha1", "localmodelnodegroups", "LocalModelNodeGroup", False, custom=True),
+    _t("serving.kserve.io/v1alpha1", "localmodelnodes", "LocalModelNode", False, custom=True),
     _t("serving.kserve.io/v1beta1", "inferenceservices", "InferenceService", True, "isvc", custom=True),
 )
 CRD_TYPES: dict[tuple[str, str], ResourceType] = {(t.api_version, t.kind): t for t in _CRDS}

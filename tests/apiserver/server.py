@@ -54,6 +54,7 @@ class FakeApiServer:
         self.store: dict[ObjectKey, dict] = {}
         self.requests: list[LoggedRequest] = []
         self.faults: list[Hook] = []
+        self.errors: list[Exception] = []  # exceptions raised by route handlers
         self.forbidden: set[tuple[str, str, str]] = set()  # (verb, group, plural) refused to everyone
         self.lock = threading.RLock()
         self._routes: list[tuple[str, re.Pattern, Handler]] = []
@@ -67,13 +68,13 @@ class FakeApiServer:
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> "FakeApiServer":
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        httpd.daemon_threads = True
+        httpd = _QuietHTTPServer(("127.0.0.1", 0), _make_handler(self))
         if self.certs:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ctx.load_cert_chain(self.certs.cert_file, self.certs.key_file)
             httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True, do_handshake_on_connect=False)
-        threading.Thread(target=httpd.serve_forever, name="fake-apiserver", daemon=True).start()
+        threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-apiserver",
+                         daemon=True).start()
         self._httpd = httpd
         return self
 
@@ -185,7 +186,11 @@ class FakeApiServer:
                 if reply is not None:
                     break
         if reply is None:
-            reply = self._dispatch(request)
+            try:
+                reply = self._dispatch(request)
+            except Exception as err:  # a bug in a route: answer 500 and keep it for the test to see
+                self.errors.append(err)
+                reply = status_reply(500, "InternalError", f"test API server: {type(err).__name__}: {err}")
         with self.lock:
             self.requests.append(LoggedRequest(request.method, request.path, dict(request.query),
                                                request.user, reply.status))
@@ -235,6 +240,17 @@ class FakeApiServer:
     @property
     def resource_version(self) -> int:
         return self._rv
+
+
+class _QuietHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients that hang up or reject our certificate are part of the tests, not failures."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
 
 
 def _make_handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:

@@ -209,7 +209,7 @@ CATALOG: tuple[CheckInfo, ...] = (
                   "ports between workers lets the rendezvous succeed and then hangs the first collective.",
         remediation="Allow all TCP ports between the job's own pods (an ingress rule from the job's pods with no "
                     "`ports`), or pin `net.ipv4.ip_local_port_range` and open that range.",
-        params={}),
+        params={"min_range": 1000}),
     # ------------------------------------------------------------------ 6 services
     CheckInfo(
         id="KG-601", pitfall=6, severity="warn",

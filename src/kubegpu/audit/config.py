@@ -30,7 +30,7 @@ IGNORE_ANNOTATION = "kubegpu.io/ignore"
 
 
 class Exclusion(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    checks: list[str] = ["*"]
+    checks: list[str] = msgspec.field(default_factory=lambda: ["*"])
     kind: str | None = None
     namespace: str | None = None
     name: str | None = None

@@ -57,6 +57,7 @@ class Status:
 
 
 SUCCESS = Status()
+_CODES = tuple(Code)
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ class NodeStatuses:
         return cls(code, rid, table)
 
     def status(self, i: int, plugin: str) -> Status:
-        c = Code(int(self.code[i]))
+        c = _CODES[int(self.code[i])]
         if c == Code.SUCCESS:
             return Status(plugin=plugin)
         return Status(c, self.table[int(self.rid[i])], plugin)

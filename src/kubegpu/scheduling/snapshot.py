@@ -16,6 +16,7 @@ import numpy as np
 
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import Node, Pod
+from kubegpu.model.pools import node_pool
 from kubegpu.model.resources import pod_requests
 from kubegpu.scheduling.labels import LabelIndex
 
@@ -30,11 +31,13 @@ def is_scalar_resource(name: str) -> bool:
 def pod_host_ports(pod: Pod) -> list[tuple[str, str, int]]:
     """(hostIP, protocol, hostPort) the pod asks for; upstream defaults hostIP to 0.0.0.0."""
     out = []
-    containers = list(pod.spec.containers) + [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
-    for c in containers:
-        for p in c.ports:
-            if p.host_port:
-                out.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", int(p.host_port)))
+    for containers in (pod.spec.containers, pod.spec.init_containers):
+        for c in containers:
+            if not c.ports or (containers is pod.spec.init_containers and c.restart_policy != "Always"):
+                continue
+            for p in c.ports:
+                if p.host_port:
+                    out.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", int(p.host_port)))
     return out
 
 
@@ -76,7 +79,9 @@ class SchedulingSnapshot:
             self.allowed_pods[i] = alloc.get("pods", 0)
         self.unschedulable = np.asarray([bool(node.spec.unschedulable) for node in self.nodes], dtype=bool)
         self.labels = LabelIndex(self.names, [node.metadata.labels for node in self.nodes])
+        self.pools: list[str] = [node_pool(node) for node in self.nodes]
         self._taint_groups()
+        self._pod_by_key = {p.key: p for p in state.pods}
         # pod slots
         bound = [p for p in state.pods if p.spec.node_name and not p.is_terminal and p.spec.node_name in self.index]
         cap = max(len(bound) * 2, 16)
@@ -88,11 +93,10 @@ class SchedulingSnapshot:
         self.alive = np.zeros(cap, dtype=bool)
         self.pod_anti = np.zeros(cap, dtype=bool)  # has required pod anti-affinity
         self.slot: dict[str, int] = {}
-        self.node_slots: list[list[int]] = [[] for _ in range(n)]
+        self.node_slots: list[tuple[int, ...]] = [() for _ in range(n)]
         self.requested = np.zeros((n, r), dtype=np.int64)
         self.pod_count = np.zeros(n, dtype=np.int64)
-        for pod in bound:
-            self._add(self.pod_info(pod), self.index[pod.spec.node_name])
+        self._bulk_add(bound)
         self.nominated: list[tuple[PodInfo, int]] = [
             (self.pod_info(p), self.index[p.status.nominated_node_name]) for p in state.unscheduled_pods
             if p.status.nominated_node_name and p.status.nominated_node_name in self.index]
@@ -104,8 +108,8 @@ class SchedulingSnapshot:
     # ------------------------------------------------------------ pods
     def pod_info(self, pod: Pod) -> PodInfo:
         """Scheduling facts of any pod (bound, pending or hypothetical)."""
-        req = self.state.requests.get(pod.key) if self.state.pod(pod.namespace, pod.name) is pod else None
-        if req is None:
+        req = self.state.requests.get(pod.key)
+        if req is None or self._pod_by_key.get(pod.key) is not pod:
             req = pod_requests(pod)
         vec = np.zeros(len(self.resources), dtype=np.int64)
         extra: dict[str, int] = {}
@@ -117,6 +121,49 @@ class SchedulingSnapshot:
                 extra[name] = amount
         return PodInfo(pod=pod, key=pod.key, requests=req, vector=vec, extra=extra,
                        priority=self.state.priority_of(pod), host_ports=pod_host_ports(pod))
+
+    def _bulk_add(self, pods: list[Pod]) -> None:
+        """Add many bound pods at once (the initial build): arrays filled in bulk, PodInfo made lazily."""
+        m = len(pods)
+        if not m:
+            return
+        column = self.column
+        node_idx = np.fromiter((self.index[p.spec.node_name] for p in pods), dtype=np.int32, count=m)
+        prio = np.fromiter((self.state.priority_of(p) for p in pods), dtype=np.int64, count=m)
+        vec = np.zeros((m, len(self.resources)), dtype=np.int64)
+        requests = self.state.requests
+        for k, p in enumerate(pods):
+            for name, amount in requests.get(p.key, {}).items():
+                j = column.get(name)
+                if j is not None:
+                    vec[k, j] = amount
+        while len(self.alive) < m:
+            self._grow()
+        self._pods.extend(pods)
+        self._infos.extend([None] * m)
+        self.pod_node[:m] = node_idx
+        self.pod_prio[:m] = prio
+        self.pod_vec[:m] = vec
+        self.alive[:m] = True
+        for k, p in enumerate(pods):
+            aff = p.spec.affinity
+            if aff is not None and aff.pod_anti_affinity is not None and \
+                    aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution:
+                self.pod_anti[k] = True
+            self.slot[p.key] = k
+        order = np.argsort(node_idx, kind="stable")
+        bounds = np.searchsorted(node_idx[order], np.arange(len(self.nodes) + 1))
+        for i in range(len(self.nodes)):
+            self.node_slots[i] = tuple(order[bounds[i]:bounds[i + 1]].tolist())
+        np.add.at(self.requested, node_idx, vec)
+        self.pod_count += np.bincount(node_idx, minlength=len(self.nodes))
+
+    def info_at(self, s: int) -> PodInfo:
+        """The PodInfo of pod slot s (built on first use)."""
+        info = self._infos[s]
+        if info is None:
+            info = self._infos[s] = self.pod_info(self._pods[s])  # type: ignore[arg-type]
+        return info
 
     def _grow(self) -> None:
         cap = len(self.alive) * 2
@@ -143,7 +190,7 @@ class SchedulingSnapshot:
         self.pod_anti[s] = bool(aff and aff.pod_anti_affinity
                                 and aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution)
         self.slot[info.key] = s
-        self.node_slots[i].append(s)
+        self.node_slots[i] = self.node_slots[i] + (s,)
         self.requested[i] += info.vector
         self.pod_count[i] += 1
 
@@ -165,7 +212,7 @@ class SchedulingSnapshot:
         self.alive[s] = False
         self.requested[i] -= self.pod_vec[s]
         self.pod_count[i] -= 1
-        self.node_slots[i] = [x for x in self.node_slots[i] if x != s]
+        self.node_slots[i] = tuple(x for x in self.node_slots[i] if x != s)
         del self.slot[key]
 
     def copy(self) -> "SchedulingSnapshot":
@@ -177,7 +224,7 @@ class SchedulingSnapshot:
         new._pods = list(self._pods)
         new._infos = list(self._infos)
         new.slot = dict(self.slot)
-        new.node_slots = [list(s) for s in self.node_slots]
+        new.node_slots = list(self.node_slots)  # tuples: replaced, never mutated
         new.nominated = list(self.nominated)
         return new
 
@@ -186,7 +233,7 @@ class SchedulingSnapshot:
         return [self._pods[s] for s in self.node_slots[i]]  # type: ignore[misc]
 
     def infos_on(self, i: int) -> list[PodInfo]:
-        return [self._infos[s] for s in self.node_slots[i]]  # type: ignore[misc]
+        return [self.info_at(s) for s in self.node_slots[i]]
 
     def node_of(self, pod_key: str) -> int | None:
         s = self.slot.get(pod_key)
@@ -194,7 +241,7 @@ class SchedulingSnapshot:
 
     def bound_infos(self) -> Iterator[PodInfo]:
         for s in np.flatnonzero(self.alive[: len(self._pods)]):
-            yield self._infos[s]  # type: ignore[misc]
+            yield self.info_at(int(s))
 
     # ------------------------------------------------------------ taints
     def _taint_groups(self) -> None:
@@ -257,8 +304,8 @@ class NodeView:
         slots: Iterable[int] = snap.node_slots[i]
         if self.excluded is not None:
             slots = [s for s in slots if not self.excluded[s]]
-        out = [snap._infos[s] for s in slots]
-        return out + self.extra.get(i, [])  # type: ignore[return-value]
+        out = [snap.info_at(s) for s in slots]
+        return out + self.extra.get(i, [])
 
     def pods_on(self, i: int) -> list[Pod]:
         return [info.pod for info in self.infos_on(i)]

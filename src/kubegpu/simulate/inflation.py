@@ -9,7 +9,8 @@ fragmentation F_N(M) of the target mix M (the original trace's shapes).
 The curves are read at integer "arrival" points x (arrived GPU request as % of capacity) the
 way the authors' merge scripts do: x_event = round(arrived %); the value at x is the mean over
 events with x_event == x (allocation rounded to 0.01 % per event first), or over
-x−1 ≤ x_event ≤ x+1 if there is none. The key metric is unallocated GPU % = 100 − alloc at
+x−1 ≤ x_event ≤ x+1 if there is none (small traces with no event even there: the state after the
+last event before x; points the run never reaches are left out). The key metric is unallocated GPU % = 100 − alloc at
 x = 100, mean ± sample sd over seeds.
 
 Not bit-identical to the authors' Go simulator (different RNG); see docs/fgd-reproduction.md.
@@ -55,8 +56,13 @@ class Curves(msgspec.Struct, frozen=True):
             sel = arrival == x
             if not sel.any():
                 sel = np.abs(arrival - x) <= 1
-                if not sel.any():
+            if not sel.any():
+                # coarse traces: no event near x, the cluster is as the last event before x left it
+                before = np.flatnonzero(self.arrived_milli <= x * self.total_gpus * 10)
+                if before.size == 0 or self.arrived_milli[-1] < x * self.total_gpus * 10:
                     continue
+                sel = np.zeros(arrival.size, dtype=bool)
+                sel[before[-1]] = True
             out[0][str(x)] = round(float(alloc[sel].mean()), 2)
             out[1][str(x)] = round(float(rate[sel].mean()), 3)
             out[2][str(x)] = round(float(amount[sel].mean()), 3)

@@ -11,9 +11,11 @@ transport (TLS, tokens, client certificates, exec plugins) then makes the HTTP c
 from __future__ import annotations
 
 import os
+import socket
+import ssl
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import httpx2
 from lightkube.config import client_adapter
@@ -241,10 +243,22 @@ class _ExecV1Auth(client_adapter.ExecAuth):
         return [exec_conf.command, *(exec_conf.args or [])], env
 
 
+def _check_referenced_files(cluster: ClusterConfig) -> None:
+    """Name a missing CA, certificate, key or token file (ssl's own error does not say which)."""
+    single = cluster.single
+    user = single.user or User()
+    for field, value in (("certificate-authority", single.cluster.certificate_auth),
+                         ("client-certificate", user.client_cert), ("client-key", user.client_key),
+                         ("tokenFile", user.token_file)):
+        if value and not Path(value).is_file():
+            raise SourceError(f"context {cluster.context} ({cluster.origin}): {field} {value} not found")
+
+
 def http_client(cluster: ClusterConfig, timeouts: Timeouts) -> httpx2.Client:
     """An HTTP client for the cluster: lightkube's TLS and auth, our timeouts, JSON only."""
     params = client_adapter.ConnectionParams(timeout=httpx2.Timeout(timeouts.read, connect=timeouts.connect))
     single = cluster.single
+    _check_referenced_files(cluster)
     try:
         kwargs = params.httpx_params(single)
     except ConfigError as err:
@@ -263,3 +277,48 @@ def http_client(cluster: ClusterConfig, timeouts: Timeouts) -> httpx2.Client:
         kwargs["auth"] = _ExecV1Auth(user_exec)
     headers = {"Accept": "application/json", "User-Agent": f"kubegpu/{__version__}"}
     return httpx2.Client(headers=headers, **kwargs)
+
+
+# --- connection failures as one line ------------------------------------------------------------
+
+def _causes(err: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    cur: BaseException | None = err
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        yield cur
+        cur = cur.__cause__ or cur.__context__
+
+
+def transport_error(err: httpx2.HTTPError, cluster: ClusterConfig, timeouts: Timeouts, path: str) -> SourceError:
+    """The one-line SourceError for a request that got no HTTP answer."""
+    server = cluster.server
+    for cause in _causes(err):
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            detail = cause.verify_message or cause.reason or str(cause)
+            return SourceError(f"TLS verification of {server} failed: {detail}; check certificate-authority"
+                               f"(-data) of cluster {cluster.single.context.cluster!r} in {cluster.origin}")
+        if isinstance(cause, ssl.SSLError):
+            return SourceError(f"TLS handshake with {server} failed: {cause.reason or cause}")
+        if isinstance(cause, ConnectionRefusedError):
+            return SourceError(f"cannot reach {server}: connection refused")
+        if isinstance(cause, socket.gaierror):
+            return SourceError(f"cannot reach {server}: host name does not resolve ({cause.strerror})")
+    if isinstance(err, httpx2.ConnectTimeout):
+        return SourceError(f"cannot reach {server}: no connection within {timeouts.connect:g} s")
+    if isinstance(err, httpx2.TimeoutException):
+        return SourceError(f"{server} did not answer GET {path} within {timeouts.read:g} s "
+                           "(set KUBEGPU_TIMEOUT=SECONDS to wait longer)")
+    if isinstance(err, httpx2.UnsupportedProtocol):
+        return SourceError(f"cluster server {server!r} of context {cluster.context} is not an http(s) URL")
+    text = " ".join(str(err).split()) or type(err).__name__
+    return SourceError(f"cannot reach {server}: {text}")
+
+
+def credential_error(err: ConfigError | OSError, cluster: ClusterConfig) -> SourceError:
+    """Exec credential plugins fail inside the request: name the user and the plugin."""
+    if isinstance(err, FileNotFoundError):
+        return SourceError(f"credential plugin {err.filename or ''} for user {cluster.user!r} (context "
+                           f"{cluster.context}) not found; install it or fix users[].user.exec.command")
+    text = " ".join(str(err).split())
+    return SourceError(f"credentials for context {cluster.context} could not be obtained: {text}")

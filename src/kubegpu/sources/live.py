@@ -12,8 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import socket
-import ssl
 import sys
 import time
 from dataclasses import dataclass
@@ -27,7 +25,8 @@ from lightkube.core.exceptions import ConfigError
 
 from kubegpu.errors import SourceError, UsageError
 from kubegpu.sources.documents import Documents
-from kubegpu.sources.kubeconfig import ClusterConfig, Timeouts, http_client, request_timeouts, resolve_cluster
+from kubegpu.sources.kubeconfig import (ClusterConfig, Timeouts, credential_error, http_client, request_timeouts,
+                                        resolve_cluster, transport_error)
 
 Progress = Callable[[str, int], None]
 
@@ -82,10 +81,12 @@ DEFAULT_KINDS: tuple[ListedKind, ...] = (
     ListedKind("scheduling.volcano.sh", ("v1beta1",), "podgroups", "PodGroup", True, optional=True),
     ListedKind("karpenter.sh", ("v1", "v1beta1"), "nodepools", "NodePool", False, optional=True),
     ListedKind("monitoring.coreos.com", ("v1",), "prometheusrules", "PrometheusRule", True, optional=True),
+    ListedKind("monitoring.coreos.com", ("v1",), "prometheuses", "Prometheus", True, optional=True),
     ListedKind("nvidia.com", ("v1",), "clusterpolicies", "ClusterPolicy", False, optional=True),
     ListedKind("serving.kserve.io", ("v1alpha1",), "localmodelcaches", "LocalModelCache", False, optional=True),
     ListedKind("serving.kserve.io", ("v1alpha1",), "localmodelnodegroups", "LocalModelNodeGroup", False,
                optional=True),
+    ListedKind("serving.kserve.io", ("v1alpha1",), "localmodelnodes", "LocalModelNode", False, optional=True),
     ListedKind("serving.kserve.io", ("v1beta1",), "inferenceservices", "InferenceService", True, optional=True),
     ListedKind("kubeflow.org", ("v1",), "pytorchjobs", "PyTorchJob", True, optional=True),
     ListedKind("ray.io", ("v1",), "rayclusters", "RayCluster", True, optional=True),
@@ -211,49 +212,6 @@ def status_error(status: ApiStatus, cluster: ClusterConfig, *, verb: str, kind: 
     return SourceError(f"GET {url}: {status.code} {status.reason}: {status.message}")
 
 
-def _causes(err: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    cur: BaseException | None = err
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        yield cur
-        cur = cur.__cause__ or cur.__context__
-
-
-def transport_error(err: httpx2.HTTPError, cluster: ClusterConfig, timeouts: Timeouts, path: str) -> SourceError:
-    """The one-line SourceError for a request that got no HTTP answer."""
-    server = cluster.server
-    for cause in _causes(err):
-        if isinstance(cause, ssl.SSLCertVerificationError):
-            detail = cause.verify_message or cause.reason or str(cause)
-            return SourceError(f"TLS verification of {server} failed: {detail}; check certificate-authority"
-                               f"(-data) of cluster {cluster.single.context.cluster!r} in {cluster.origin}")
-        if isinstance(cause, ssl.SSLError):
-            return SourceError(f"TLS handshake with {server} failed: {cause.reason or cause}")
-        if isinstance(cause, ConnectionRefusedError):
-            return SourceError(f"cannot reach {server}: connection refused")
-        if isinstance(cause, socket.gaierror):
-            return SourceError(f"cannot reach {server}: host name does not resolve ({cause.strerror})")
-    if isinstance(err, httpx2.ConnectTimeout):
-        return SourceError(f"cannot reach {server}: no connection within {timeouts.connect:g} s")
-    if isinstance(err, httpx2.TimeoutException):
-        return SourceError(f"{server} did not answer GET {path} within {timeouts.read:g} s "
-                           "(set KUBEGPU_TIMEOUT=SECONDS to wait longer)")
-    if isinstance(err, httpx2.UnsupportedProtocol):
-        return SourceError(f"cluster server {server!r} of context {cluster.context} is not an http(s) URL")
-    text = " ".join(str(err).split()) or type(err).__name__
-    return SourceError(f"cannot reach {server}: {text}")
-
-
-def _credential_error(err: ConfigError | OSError, cluster: ClusterConfig) -> SourceError:
-    """Exec credential plugins fail inside the request: name the user and the plugin."""
-    if isinstance(err, FileNotFoundError):
-        return SourceError(f"credential plugin {err.filename or ''} for user {cluster.user!r} (context "
-                           f"{cluster.context}) not found; install it or fix users[].user.exec.command")
-    text = " ".join(str(err).split())
-    return SourceError(f"credentials for context {cluster.context} could not be obtained: {text}")
-
-
 # --- requests ----------------------------------------------------------------------------------
 
 class _Api:
@@ -272,7 +230,7 @@ class _Api:
             except httpx2.HTTPError as err:
                 raise transport_error(err, self.cluster, self.timeouts, path) from None
             except (ConfigError, OSError) as err:
-                raise _credential_error(err, self.cluster) from None
+                raise credential_error(err, self.cluster) from None
             if resp.status_code == 200:
                 return resp.content
             retry_after = resp.headers.get("Retry-After", "")
@@ -286,9 +244,16 @@ class _Api:
         self.http.close()
 
 
+def _discovery_get(api: _Api, path: str) -> bytes:
+    try:
+        return api.get(path)
+    except ApiStatus as status:
+        raise status_error(status, api.cluster, verb="get", kind=None, path=path) from None
+
+
 def _server_version(api: _Api) -> str | None:
     try:
-        return msgspec.json.decode(api.get("/version"), type=_Version).gitVersion
+        return msgspec.json.decode(_discovery_get(api, "/version"), type=_Version).gitVersion
     except msgspec.DecodeError:
         raise SourceError(f"{api.cluster.server}/version: not a Kubernetes version document; "
                           "is this a Kubernetes API server?") from None
@@ -297,7 +262,7 @@ def _server_version(api: _Api) -> str | None:
 def _served_versions(api: _Api) -> dict[str, list[str]]:
     """group -> versions the server serves, preferred first (legacy discovery, GET /apis)."""
     try:
-        groups = msgspec.json.decode(api.get("/apis"), type=_GroupList).groups
+        groups = msgspec.json.decode(_discovery_get(api, "/apis"), type=_GroupList).groups
     except msgspec.DecodeError:
         raise SourceError(f"{api.cluster.server}/apis: not an API group list; "
                           "is this a Kubernetes API server?") from None
@@ -332,9 +297,11 @@ def _pages(api: _Api, path: str, page_size: int) -> Iterator[_ListPage]:
         except (msgspec.DecodeError, msgspec.ValidationError) as err:
             raise SourceError(f"{api.cluster.server}{path}: not a Kubernetes List: {err}") from None
         yield page
-        cont = page.metadata.continue_ if page.metadata else None
+        previous, cont = cont, page.metadata.continue_ if page.metadata else None
         if not cont:
             return
+        if cont == previous:
+            raise SourceError(f"{api.cluster.server}{path}: the server returned the same continue token twice")
 
 
 def list_kind(api: _Api, kind: ListedKind, version: str, *, page_size: int,
@@ -350,7 +317,8 @@ def list_kind(api: _Api, kind: ListedKind, version: str, *, page_size: int,
         items: list[msgspec.Raw] = []
         try:
             for page in _pages(api, path, page_size):
-                item_kind = page.kind[:-4] if page.kind and page.kind.endswith("List") else kind.kind
+                listed = page.kind[:-4] if page.kind and page.kind.endswith("List") else ""
+                item_kind = listed or kind.kind
                 items.extend(with_type_meta(raw, page.apiVersion or api_version, item_kind)
                              for raw in page.items or [])
                 if progress:
@@ -394,11 +362,8 @@ def read_live(*, kubeconfig: str | None = None, context: str | None = None,
     try:
         with _tty_progress(progress is None and sys.stderr.isatty()) as tty:
             report = progress or tty
-            try:
-                docs.server_version = _server_version(api)
-                served = _served_versions(api)
-            except ApiStatus as status:
-                raise status_error(status, cluster, verb="get", kind=None, path="/version") from None
+            docs.server_version = _server_version(api)
+            served = _served_versions(api)
             for kind in kinds:
                 version = pick_version(kind, served)
                 if version is None:

@@ -95,11 +95,6 @@ def controller_ref(owner: dict) -> dict:
             "controller": True, "blockOwnerDeletion": True}
 
 
-def created_at(o: dict) -> datetime:
-    """Parse an object's creationTimestamp back into a datetime."""
-    return datetime.strptime(o["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-
-
 def resources(*, cpu: str, memory: str, gpu: int = 0, cpu_limit: str | None = None,
               memory_limit: str | None = None, extra: dict | None = None) -> dict:
     """Container resources: GPUs (and other extended resources) with requests == limits."""

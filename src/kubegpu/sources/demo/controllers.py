@@ -35,10 +35,10 @@ def _with_labels(template: dict, labels: dict) -> dict:
 def deployment(name: str, namespace: str, *, replicas: int, revisions: list[Revision],
                created: datetime, labels: dict | None = None, annotations: dict | None = None,
                owner: dict | None = None, max_unavailable: str | int = "25%",
-               max_surge: str | int = "25%") -> list[dict]:
+               max_surge: str | int = "25%", selector: dict | None = None) -> list[dict]:
     """A Deployment, one ReplicaSet per revision (the last is current) and their pods."""
     newest = revisions[-1]
-    selector = dict(newest.template["metadata"]["labels"])
+    selector = dict(selector or newest.template["metadata"]["labels"])
     dep = obj("apps/v1", "Deployment", name, namespace, created=created, labels=labels or selector,
               annotations={"deployment.kubernetes.io/revision": str(newest.number), **(annotations or {})},
               generation=newest.number, owner=owner)

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubegpu.sources.demo.builders import GPU, GPU_TAINT, ago, condition, hex_token, obj, rfc3339, uid_for
+from kubegpu.sources.demo.builders import (
+    GPU,
+    GPU_TAINT,
+    ago,
+    condition,
+    hex_token,
+    obj,
+    rfc3339,
+    uid_for,
+)
 
 REGION = "us-east-1"
 KUBELET_VERSION = "v1.35.2"
@@ -59,7 +68,6 @@ class NodeSpec:
 INFERENCE_NODES = tuple(f"gpu-inf-{i:02d}" for i in range(1, 5))
 TRAINING_NODES = tuple(f"gpu-train-{i:02d}" for i in range(1, 7))
 CPU_NODES = tuple(f"cpu-{i:02d}" for i in range(1, 31))
-GPU_NODES = INFERENCE_NODES + TRAINING_NODES
 # The pitfall: six CPU nodes were added to the training GPU node group (one ASG, two shapes).
 MIXED_CPU_NODES = CPU_NODES[24:]
 
@@ -75,8 +83,10 @@ def node_specs(variant: str) -> list[NodeSpec]:
         # one zone for training: EFA traffic stays inside a cluster placement group
         specs.append(NodeSpec(name, 4 + i, "training", training_group, "us-east-1a", P4DE))
     for i, name in enumerate(CPU_NODES):
-        group = training_group if (variant == "pitfalls" and name in MIXED_CPU_NODES) else "general"
-        specs.append(NodeSpec(name, 10 + i, "general", group, zones[i % 3], M6I))
+        # node labels come from the node group's launch template, so mixed-in CPU nodes say pool=training
+        mixed = variant == "pitfalls" and name in MIXED_CPU_NODES
+        specs.append(NodeSpec(name, 10 + i, "training" if mixed else "general",
+                              training_group if mixed else "general", zones[i % 3], M6I))
     return specs
 
 
@@ -127,8 +137,11 @@ def _gpu_labels() -> dict:
     }
 
 
-def node_object(spec: NodeSpec) -> dict:
-    """A v1 Node, Ready, with GFD labels, the GPU taint and GPU/EFA allocatable on GPU nodes."""
+def node_object(spec: NodeSpec, *, local_nvme: bool = False) -> dict:
+    """A v1 Node, Ready, with GFD labels, the GPU taint and GPU/EFA allocatable on GPU nodes.
+
+    `local_nvme`: the node bootstrap assembled the instance-store NVMe into /mnt/nvme and says so.
+    """
     created = ago(days=41 - spec.index * 0.2)
     it = spec.instance
     labels = {
@@ -144,6 +157,8 @@ def node_object(spec: NodeSpec) -> dict:
     }
     if spec.is_gpu:
         labels.update(_gpu_labels())
+        if local_nvme:
+            labels["node.kubernetes.io/local-nvme"] = "true"
     node = obj("v1", "Node", spec.name, created=created, labels=dict(sorted(labels.items())),
                annotations={"alpha.kubernetes.io/provided-node-ip": spec.ip,
                             "node.alpha.kubernetes.io/ttl": "0",
@@ -193,4 +208,4 @@ def _node_condition(ctype: str, status: bool, reason: str, message: str, beat, c
 
 def node_objects(variant: str) -> list[dict]:
     """Every Node of the variant, in a stable order (inference, training, CPU)."""
-    return [node_object(s) for s in node_specs(variant)]
+    return [node_object(s, local_nvme=variant == "clean") for s in node_specs(variant)]

@@ -1,0 +1,125 @@
+"""What every check reads: the cluster state, the config, and derived views computed once.
+
+Views (GPU workloads, free whole GPUs per node, pending GPU pods, cluster-autoscaler flags) are
+cached on the context so ten families of checks do not each rebuild them.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from kubegpu.audit.catalog import CATALOG_BY_ID
+from kubegpu.audit.config import AuditConfig
+from kubegpu.audit.workloads import GpuWorkload, gpu_workloads
+from kubegpu.model.cluster import ClusterState
+from kubegpu.model.gpu import MILLI
+from kubegpu.model.kinds import GenericObject, Node, Pod, Workload
+from kubegpu.model.nodetable import NodeTable
+
+
+class AuditContext:
+    def __init__(self, state: ClusterState, config: AuditConfig | None = None) -> None:
+        self.state = state
+        self.config = config or AuditConfig()
+
+    def param(self, check_id: str, name: str) -> Any:
+        return self.config.param(CATALOG_BY_ID[check_id], name)
+
+    # ---------------------------------------------------------------- workloads
+    @cached_property
+    def workloads(self) -> list[GpuWorkload]:
+        return gpu_workloads(self.state)
+
+    @cached_property
+    def training(self) -> list[GpuWorkload]:
+        return [w for w in self.workloads if w.role == "training"]
+
+    @cached_property
+    def distributed_training(self) -> list[GpuWorkload]:
+        return [w for w in self.training if w.is_distributed]
+
+    @cached_property
+    def inference(self) -> list[GpuWorkload]:
+        return [w for w in self.workloads if w.role == "inference"]
+
+    # ---------------------------------------------------------------- nodes and GPUs
+    @cached_property
+    def table(self) -> NodeTable:
+        return NodeTable.from_cluster(self.state)
+
+    @cached_property
+    def gpu_nodes(self) -> list[Node]:
+        return [n for n in self.state.nodes if self.state.node_gpus[n.name].physical > 0]
+
+    @cached_property
+    def free_whole_gpus(self) -> np.ndarray:
+        """int[n]: fully free devices per node; 0 on cordoned or NotReady nodes (nothing lands there)."""
+        t = self.table
+        if t.n == 0:
+            return np.zeros(0, dtype=np.int64)
+        free = (t.dev_free >= MILLI).sum(axis=1).astype(np.int64)
+        ready = np.asarray([n.is_ready or not n.status.conditions for n in self.state.nodes], dtype=bool)
+        return np.where(t.schedulable & ready, free, 0)
+
+    def model_mask(self, models: frozenset[str] | None) -> np.ndarray:
+        """bool[n]: nodes whose GPU model is one of `models` (all GPU nodes when None)."""
+        t = self.table
+        if models is None:
+            return t.gpu_model >= 0
+        wanted = [i for i, m in enumerate(t.gpu_models) if m in models]
+        return np.isin(t.gpu_model, wanted)
+
+    @cached_property
+    def _scheduling(self):
+        from kubegpu.scheduling.snapshot import SchedulingSnapshot
+
+        return SchedulingSnapshot.from_cluster(self.state)
+
+    def resource_only_nodes(self, pod: Pod) -> np.ndarray:
+        """bool[n] (state.nodes order): nodes where only resources keep the pod out.
+
+        Every other filter of the scheduling core (taints, affinity, ports, volumes...) passes there;
+        without the scheduling core, the pod's GPU-model pin is the only other rule applied.
+        """
+        demand = self.state.gpu_demand(pod)
+        try:
+            outcome = self._scheduling.filter_pod(pod)
+        except ImportError:
+            return self.model_mask(demand.models)
+        n = len(self.state.nodes)
+        if outcome.prefilter is not None:
+            return np.zeros(n, dtype=bool)
+        ok = np.ones(outcome.num_nodes, dtype=bool) if outcome.allowed is None else outcome.allowed.copy()
+        for plugin, result in zip(outcome.plugins, outcome.results):
+            if plugin != "NodeResourcesFit":
+                ok &= result.code == 0
+        order = {node.name: i for i, node in enumerate(self._scheduling.nodes)}
+        return np.asarray([ok[order[node.name]] for node in self.state.nodes], dtype=bool) & self.model_mask(
+            demand.models)
+
+    # ---------------------------------------------------------------- pods
+    def pod_gpus(self, pod: Pod) -> int:
+        """Whole devices a pod takes (0 for CPU pods and for shares of one device)."""
+        d = self.state.gpu_demand(pod)
+        return d.num_gpu if d.gpu_milli >= MILLI else 0
+
+    @cached_property
+    def pending_gpu_pods(self) -> list[Pod]:
+        return [p for p in self.state.unscheduled_pods if self.state.gpu_demand(p).is_gpu]
+
+    # ---------------------------------------------------------------- add-ons
+    def deployments_like(self, *needles: str) -> list[Workload]:
+        """Workloads whose name or any container image contains one of `needles`."""
+        out = []
+        for kind in ("Deployment", "StatefulSet", "DaemonSet"):
+            for w in self.state.of_kind(kind):
+                images = " ".join(c.image or "" for c in w.spec.template.spec.containers)
+                if any(n in w.name or n in images for n in needles):
+                    out.append(w)
+        return out
+
+    def crds(self, *kinds: str) -> list[GenericObject]:
+        return [o for k in kinds for o in self.state.of_kind(k) if isinstance(o, GenericObject)]

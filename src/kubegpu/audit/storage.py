@@ -1,0 +1,107 @@
+"""Model load time per storage class: size / throughput, with the seed's defaults.
+
+The seed scenario: a 14 GB model over NFS at ~200 MB/s takes 70 s, from local NVMe at ~3 GB/s
+about 5 s. Throughputs are per-class defaults, overridable; a StorageClass of the cluster is
+mapped to a class from its provisioner.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import msgspec
+
+from kubegpu.audit.volumes import is_local_provisioner, is_network_fs
+from kubegpu.errors import InputError
+from kubegpu.model.cluster import ClusterState
+from kubegpu.model.kinds import StorageClass
+
+# bytes per second; decimal units, as disk and network vendors quote them
+DEFAULT_THROUGHPUT: dict[str, float] = {
+    "nfs": 200e6,
+    "local-nvme": 3e9,
+    "object-store": 500e6,
+    "block": 1e9,
+}
+_UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
+          "ki": 2**10, "kib": 2**10, "mi": 2**20, "mib": 2**20, "gi": 2**30, "gib": 2**30, "ti": 2**40,
+          "tib": 2**40}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_size(text: str, *, field: str = "size") -> float:
+    """'14GB', '14G', '13Gi', '200MB' -> bytes (decimal for GB/MB, binary for GiB/MiB)."""
+    m = _SIZE.match(text)
+    unit = m.group(2).lower() if m else ""
+    if not m or unit not in _UNITS:
+        raise InputError(f"{text!r} is not a size like 14GB, 13GiB or 200MB", field=field)
+    return float(m.group(1)) * _UNITS[unit]
+
+
+def parse_throughput(text: str, *, field: str = "throughput") -> float:
+    """'200MB/s', '3GB/s', '3G' -> bytes per second."""
+    return parse_size(text.strip().removesuffix("/s").removesuffix("ps"), field=field)
+
+
+def parse_class_overrides(items: tuple[str, ...] | list[str]) -> dict[str, float]:
+    """['nfs=150MB/s', 'local-nvme=6GB/s'] -> {class: bytes/s}."""
+    out = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise InputError(f"{item!r} is not CLASS=THROUGHPUT (e.g. nfs=200MB/s)", field="--class")
+        out[name.strip()] = parse_throughput(value, field=f"--class {name.strip()}")
+    return out
+
+
+class LoadEstimate(msgspec.Struct, frozen=True):
+    storage: str            # class name ("nfs") or StorageClass name
+    kind: str               # nfs | local-nvme | object-store | block
+    throughput_mb_s: float
+    seconds: float
+    provisioner: str | None = None
+
+
+class StorageEstimate(msgspec.Struct, frozen=True):
+    size_bytes: float
+    size_gb: float
+    estimates: list[LoadEstimate]
+
+
+def load_seconds(size_bytes: float, throughput: float) -> float:
+    if throughput <= 0:
+        raise InputError("throughput must be positive", field="--class")
+    return size_bytes / throughput
+
+
+def storage_kind(sc: StorageClass) -> str:
+    """Which throughput class a StorageClass falls in, from its provisioner."""
+    if is_local_provisioner(sc.provisioner):
+        return "local-nvme"
+    if is_network_fs(sc.provisioner):
+        return "nfs"
+    if any(h in sc.provisioner.lower() for h in ("s3", "gcs", "blob", "csi-rclone", "mountpoint")):
+        return "object-store"
+    return "block"
+
+
+def estimate(size_bytes: float, throughputs: dict[str, float] | None = None,
+             state: ClusterState | None = None) -> StorageEstimate:
+    """Load time per class (no state) or per StorageClass of the cluster (with a state)."""
+    rates = {**DEFAULT_THROUGHPUT, **(throughputs or {})}
+    rows: list[LoadEstimate] = []
+    classes = [sc for sc in (state.of_kind("StorageClass") if state else []) if isinstance(sc, StorageClass)]
+    if classes:
+        for sc in classes:
+            kind = storage_kind(sc)
+            rate = rates.get(sc.name, rates[kind])
+            rows.append(LoadEstimate(storage=sc.name, kind=kind, throughput_mb_s=round(rate / 1e6, 1),
+                                     seconds=round(load_seconds(size_bytes, rate), 1), provisioner=sc.provisioner))
+    else:
+        for name, rate in rates.items():
+            rows.append(LoadEstimate(storage=name, kind=name if name in DEFAULT_THROUGHPUT else "custom",
+                                     throughput_mb_s=round(rate / 1e6, 1),
+                                     seconds=round(load_seconds(size_bytes, rate), 1)))
+    rows.sort(key=lambda r: r.seconds)
+    return StorageEstimate(size_bytes=size_bytes, size_gb=round(size_bytes / 1e9, 2), estimates=rows)

@@ -1,0 +1,118 @@
+"""`kubegpu audit`: every GPU-cluster pitfall checked, with the fix; table, JSON, YAML, SARIF, JUnit."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from kubegpu.cli.options import load_state, output_option, source_options
+from kubegpu.cli.render import dump_json, emit
+
+STYLES = {"error": "bold red", "warn": "yellow", "info": "cyan"}
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def _list_checks(output: str, selected) -> None:
+    from kubegpu.audit.catalog import CATALOG
+
+    if output in ("json", "yaml"):
+        emit([c for c in CATALOG if c.id in selected], output)
+        return
+
+    def table(con):
+        t = Table(box=None, pad_edge=False, header_style="bold")
+        for col in ("ID", "PITFALL", "SEVERITY", "TITLE"):
+            t.add_column(col)
+        for c in CATALOG:
+            if c.id in selected:
+                t.add_row(c.id, str(c.pitfall), Text(c.severity, style=STYLES[c.severity]), c.title)
+        con.print(t)
+
+    emit(None, "table", table)
+
+
+def _table(report, wide: bool):
+    from kubegpu.audit.catalog import PITFALLS
+
+    def draw(con):
+        if not report.findings:
+            con.print(f"No findings. Score {report.score}/100 ({len(report.checks_run)} checks).")
+            return
+        pitfall = None
+        for f in report.findings:
+            if f.pitfall != pitfall:
+                pitfall = f.pitfall
+                con.print(Text(f"\nPitfall {pitfall}: {PITFALLS[pitfall]}", style="bold"))
+            con.print(Text.assemble(("  " + f.severity.upper().ljust(5), STYLES[f.severity]), f" {f.id:<8} ",
+                                    (f.object, "bold"), f"  {f.message}"))
+            if wide:
+                con.print(f"           fix: {f.remediation}")
+                for e in f.evidence:
+                    con.print(f"           {e}")
+                if f.patch is not None:
+                    con.print(f"           patch ({f.patch.kind}{' ' + f.patch.target if f.patch.target else ''}):")
+                    for line in f.patch.content.rstrip().splitlines():
+                        con.print(f"             {line}", markup=False, highlight=False)
+        s = report.summary
+        con.print(f"\n{s['error']} error, {s['warn']} warn, {s['info']} info"
+                  + (f", {report.suppressed} suppressed" if report.suppressed else "")
+                  + f". Score {report.score}/100 ({len(report.checks_run)} checks)."
+                  + ("" if wide else " -o wide shows fixes, evidence and patches."))
+    return draw
+
+
+@click.command()
+@source_options
+@output_option("sarif", "junit")
+@click.option("--config", "config_path", metavar="FILE",
+              help="Audit config (YAML): severity overrides, disabled checks, exclusions, parameters.")
+@click.option("--fail-on", type=click.Choice(["warn", "error"]), default=None,
+              help="Exit 1 when a finding is at or above this severity.")
+@click.option("--checks", "checks", multiple=True, metavar="ID,..",
+              help="Run only these checks (IDs or pitfall:N). Repeatable or comma-separated.")
+@click.option("--list-checks", is_flag=True, help="List the check catalog and exit.")
+def audit(source, output, config_path, fail_on, checks, list_checks):
+    """Check the cluster for the ten GPU-cluster pitfalls, with the fix for each finding.
+
+    Findings are grouped by pitfall, worst first. Suppress one object's finding with the
+    annotation `kubegpu.io/ignore: KG-101,KG-202`, or in --config (`exclude:` by kind /
+    namespace / name regex); override severities there too. See docs/audit-checks.md.
+
+    \b
+    Examples:
+      kubegpu audit --demo
+      kubegpu audit --snapshot dump.yaml -o sarif > kubegpu.sarif
+      kubegpu audit --fail-on error -o junit > audit.xml
+      kubegpu audit --checks pitfall:5,KG-601 -o wide
+    """
+    from kubegpu.audit.config import AuditConfig, load_config
+    from kubegpu.audit.engine import run_audit, select_checks
+    from kubegpu.audit.findings import Severity
+
+    config = load_config(config_path) if config_path else AuditConfig()
+    only = _split(checks) or None
+    selected = {c.id for c in select_checks(config, only)}
+    if list_checks:
+        _list_checks(output, selected)
+        return
+    report = run_audit(load_state(source), config, checks=only)
+    threshold = Severity.parse(fail_on) if fail_on else None
+    if output == "sarif":
+        from kubegpu.audit.sarif import to_sarif
+
+        sys.stdout.write(dump_json(to_sarif(report)))
+    elif output == "junit":
+        from kubegpu.audit.junit import to_junit
+
+        sys.stdout.write(to_junit(report, fail_on=threshold or Severity.WARN))
+    else:
+        emit(report, output, _table(report, wide=output == "wide"))
+    sys.stdout.flush()
+    if threshold is not None and report.failing(threshold):
+        raise click.exceptions.Exit(1)

@@ -1,0 +1,182 @@
+"""`kubegpu defrag`: the fewest safe moves that make room; `--apply` carries them out through the Eviction API."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import click
+import msgspec
+from rich.table import Table
+
+from kubegpu.cli.options import load_state, output_option, source_options
+from kubegpu.cli.render import dump_json, emit, to_plain, write_atomic
+from kubegpu.defrag import EvictionPolicy, Goal, Plan, after_state, plan_defrag
+from kubegpu.errors import UsageError
+
+
+def plan_table(con, plan: Plan, *, wide: bool) -> None:
+    con.print(f"[bold]{plan.message}[/]")
+    if plan.moves:
+        t = Table(box=None, pad_edge=False, header_style="bold")
+        for col in ("STEP", "POD", "FROM", "TO", "GPUS", "GPU-H LOST", "GANG"):
+            t.add_column(col, justify="right" if col in ("STEP", "GPUS", "GPU-H LOST") else "left")
+        if wide:
+            t.add_column("COST BASIS")
+        for m in plan.moves:
+            c = m.cost
+            row = [str(m.step), m.pod, m.from_, m.to, f"{c.gpus:g}" if c else "-",
+                   f"{c.gpu_hours:.2f}" if c else "-", m.gang or "-"]
+            if wide:
+                row.append(c.basis if c else "-")
+            t.add_row(*row)
+        con.print(t)
+    for target in plan.targets:
+        what = target.pod or (f"a {target.gpus}-GPU pod" if target.gpus else "emptied")
+        con.print(f"  -> {target.node}: {what}")
+    if plan.before and plan.after:
+        b, a = plan.before["fits_by_size"], plan.after["fits_by_size"]
+        con.print("fits_by_size before -> after: " + ", ".join(f"{k}-GPU {b[k]}->{a[k]}" for k in b))
+    stay = [s for s in plan.pods if not s.movable and (wide or s.gpus)]
+    if stay:
+        t = Table(box=None, pad_edge=False, header_style="bold", title="pods that stay", title_justify="left")
+        for col in ("POD", "NODE", "GPUS", "WHY IT STAYS"):
+            t.add_column(col, justify="right" if col == "GPUS" else "left")
+        for s in stay:
+            t.add_row(s.pod, s.node, f"{s.gpus:g}", "; ".join(s.reasons))
+        con.print(t)
+    if plan.solver:
+        s = plan.solver
+        gap = f", heuristic gap {s.optimality_gap:.1%}" if s.optimality_gap is not None else ""
+        con.print(f"[dim]solver: {s.method} (heuristic {s.heuristic_moves} moves in {s.heuristic_seconds}s; "
+                  f"exact: {s.milp_status}{gap})[/]")
+    if plan.moves and not plan.applied:
+        con.print(f"[dim]dry run, nothing changed. --apply would: cordon {', '.join(plan.cordon)}; evict "
+                  f"{len(plan.moves)} pod(s) in {len(plan.steps)} step(s), each step waiting for its "
+                  f"replacement to run elsewhere; then uncordon.[/]")
+
+
+def _state_list(state) -> dict:
+    """The after-state as a v1 List that `kubegpu why --snapshot` reads."""
+    from kubegpu.model.kinds import GenericObject
+    from kubegpu.sources.documents import snapshot_info_object
+
+    items = [snapshot_info_object(server_version=state.server_version,
+                                  captured_at=state.captured_at or datetime.now(timezone.utc).isoformat(),
+                                  source="kubegpu defrag (planned after-state)")]
+    for obj in state.objects:
+        items.append(obj.body if isinstance(obj, GenericObject) and obj.body else msgspec.to_builtins(obj))
+    return {"apiVersion": "v1", "kind": "List", "items": items}
+
+
+def _goal(for_pod, size, count, empty, max_moves, max_cost, namespace) -> Goal:
+    chosen = [x for x in (for_pod, size, empty) if x is not None]
+    if len(chosen) != 1:
+        raise click.UsageError("choose one goal: --for POD, --size K or --empty-nodes N")
+    if for_pod is not None:
+        name = for_pod if "/" in for_pod or not namespace else f"{namespace}/{for_pod}"
+        return Goal(kind="pod", pod=name, max_moves=max_moves, max_cost_gpu_hours=max_cost)
+    if size is not None:
+        return Goal(kind="size", size=size, count=count, max_moves=max_moves, max_cost_gpu_hours=max_cost)
+    return Goal(kind="empty-nodes", count=empty, max_moves=max_moves, max_cost_gpu_hours=max_cost)
+
+
+@click.command()
+@source_options
+@output_option()
+@click.option("--for", "for_pod", metavar="POD", help="Make this pending pod (or its whole gang) schedulable.")
+@click.option("--size", type=click.IntRange(min=1), metavar="K", help="Make room for more K-GPU pods (fits_by_size[K]).")
+@click.option("--count", type=click.IntRange(min=1), default=1, show_default=True, help="With --size: how many more.")
+@click.option("--empty-nodes", "empty", type=click.IntRange(min=1), metavar="N", help="Empty N GPU nodes (scale-down).")
+@click.option("--max-moves", type=click.IntRange(min=0), help="Never plan (or run) more pod moves than this.")
+@click.option("--max-cost", type=click.FloatRange(min=0), metavar="GPU_HOURS", help="Never lose more GPU-hours of work.")
+@click.option("--allow-local-storage", is_flag=True, help="Also move pods whose emptyDir/hostPath data would be lost.")
+@click.option("--exact", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Run the exact (MILP) planner too: on small and medium clusters, always, or never.")
+@click.option("--time-limit", type=click.FloatRange(min=1), default=20.0, show_default=True,
+              help="Seconds the exact planner may take.")
+@click.option("--write-after", metavar="FILE", help="Write the planned after-state as a snapshot (kubegpu why --snapshot FILE).")
+@click.option("--apply", "do_apply", is_flag=True, help="Carry the plan out: cordon, evict step by step, uncordon.")
+@click.option("--yes", is_flag=True, help="With --apply: do not ask for confirmation.")
+@click.option("--journal", metavar="FILE", help="With --apply: the journal to write (default kubegpu-defrag-<time>.jsonl).")
+@click.option("--resume", metavar="JOURNAL", help="Continue the run a journal records (no new plan).")
+@click.option("--rate", type=click.FloatRange(min=0.01), metavar="PODS_PER_MIN", help="With --apply: at most this many evictions per minute.")
+@click.option("--eviction-timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
+              help="Seconds to keep retrying an eviction refused with 429.")
+@click.option("--replacement-timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
+              help="Seconds to wait for each replacement pod to run.")
+def defrag(source, output, for_pod, size, count, empty, max_moves, max_cost, allow_local_storage, exact, time_limit,
+           write_after, do_apply, yes, journal, resume, rate, eviction_timeout, replacement_timeout):
+    """Plan the fewest safe moves that make room; dry run unless --apply.
+
+    A move is planned only for a pod whose controller recreates it, that no annotation protects
+    (safe-to-evict "false", karpenter.sh/do-not-disrupt), without node-local data (unless
+    --allow-local-storage), whose PDB still allows it (budgets are used up across the plan),
+    never of higher priority than the pod it makes room for, gangs whole or not at all, and onto
+    a node that passes every kube-scheduler filter. Each move is priced in GPU-hours of work lost
+    since the pod's last checkpoint (kubegpu.io/last-checkpoint or kubegpu.io/checkpoint-interval
+    annotations, else its run time) plus restart time.
+
+    \b
+    Examples:
+      kubegpu defrag --demo --for ml-training/ppo-actor -o json
+      kubegpu defrag --demo --size 4
+      kubegpu defrag --empty-nodes 2 --max-cost 10
+      kubegpu defrag --for team-a/trainer-0 --apply --journal defrag.jsonl --rate 6
+      kubegpu defrag --resume defrag.jsonl
+    """
+    from kubegpu.defrag.executor import ExecutorOptions
+
+    opts = ExecutorOptions(rate_per_minute=rate, max_moves=max_moves, eviction_deadline_s=eviction_timeout,
+                           replacement_timeout_s=replacement_timeout)
+    if resume:
+        if for_pod or size or empty:
+            raise click.UsageError("--resume continues the journal's own plan: give no goal with it")
+        _execute(source, None, resume, opts, output)
+        return
+    goal = _goal(for_pod, size, count, empty, max_moves, max_cost, source.namespace)
+    if do_apply and (source.demo or source.snapshots):
+        raise UsageError("--apply acts on a live cluster: drop --demo/--snapshot")
+    state = load_state(source)
+    plan = plan_defrag(state, goal, policy=EvictionPolicy(allow_local_storage=allow_local_storage), exact=exact,
+                       milp_time_limit=time_limit)
+    if write_after:
+        write_atomic(write_after, dump_json(_state_list(after_state(state, plan))).encode())
+    if not do_apply:
+        emit(plan, output, lambda con: plan_table(con, plan, wide=output == "wide"))
+        if not plan.feasible:
+            raise click.exceptions.Exit(1)
+        return
+    if not plan.feasible or not plan.moves:
+        emit(plan, output, lambda con: plan_table(con, plan, wide=output == "wide"))
+        raise click.exceptions.Exit(0 if plan.feasible else 1)
+    from kubegpu.cli.render import console
+
+    plan_table(console(stderr=True), plan, wide=False)
+    if not yes and not click.confirm(f"Apply these {len(plan.moves)} move(s) to {source.describe()}?", err=True):
+        raise click.exceptions.Exit(1)
+    path = journal or f"kubegpu-defrag-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}.jsonl"
+    _execute(source, plan, path, opts, output)
+
+
+def _execute(source, plan: Plan | None, journal_path: str, opts, output: str) -> None:
+    from kubegpu.defrag.api import LightkubeApi
+    from kubegpu.defrag.executor import Executor
+    from kubegpu.defrag.journal import Journal
+
+    api = LightkubeApi.from_kubeconfig(source.kubeconfig, source.context)
+    executor = Executor(api, Journal(journal_path), opts)
+    report = executor.resume() if plan is None else executor.apply(plan)
+
+    def table(con):
+        con.print(f"[bold]{report.status}[/]: {report.message}")
+        for pod, where in report.replacements.items():
+            con.print(f"  {pod} -> {where}")
+        for d in report.deviations:
+            con.print(f"  [yellow]{d}[/]")
+        con.print(f"journal: {report.journal}" + (f" (continue with --resume {report.journal})"
+                                                  if report.status != "completed" else ""))
+
+    emit(to_plain(msgspec.structs.asdict(report) if isinstance(report, msgspec.Struct) else vars(report)),
+         output, table)
+    if report.status != "completed":
+        raise click.exceptions.Exit(1)

@@ -1,0 +1,67 @@
+"""`kubegpu rules`: write the PrometheusRule with the GPU-cluster alerts."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kubegpu.errors import UsageError
+
+
+def _labels(values: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for item in values:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise UsageError(f"--label {item!r} is not KEY=VALUE")
+        out[key] = value
+    return out
+
+
+def _duration(value: str, flag: str) -> str:
+    from kubegpu.audit.checks.autoscaling import parse_duration
+
+    seconds = parse_duration(value)
+    if seconds is None or seconds <= 0:
+        raise UsageError(f"{flag} {value!r} is not a duration like 10m or 1h")
+    return value
+
+
+@click.command()
+@click.option("-o", "--output", "path", metavar="FILE", help="Write to FILE (atomically) instead of stdout.")
+@click.option("--iowait-threshold", type=click.FloatRange(0, 100, min_open=True), default=10.0, show_default=True,
+              help="Node IO wait, in percent of CPU time, that raises NodeHighIOWait.")
+@click.option("--for", "for_", default="10m", show_default=True, help="How long iowait must stay high.")
+@click.option("--idle-util", type=click.FloatRange(0, 100), default=5.0, show_default=True,
+              help="GPU utilisation (%) under which an allocated GPU counts as idle.")
+@click.option("--idle-for", default="30m", show_default=True, help="How long an allocated GPU must stay idle.")
+@click.option("--name", default="kubegpu-gpu-cluster", show_default=True, help="metadata.name of the rule.")
+@click.option("--namespace", default="monitoring", show_default=True, help="metadata.namespace of the rule.")
+@click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
+              help="Label the rule (e.g. release=kube-prometheus-stack so Prometheus selects it). Repeatable.")
+@click.option("--no-kubegpu-metrics", is_flag=True, help="Leave out the alerts on kubegpu's own exporter metrics.")
+def rules(path, iowait_threshold, for_, idle_util, idle_for, name, namespace, labels, no_kubegpu_metrics):
+    """Write a PrometheusRule (monitoring.coreos.com/v1) with the alerts a GPU cluster needs.
+
+    NodeHighIOWait (iowait > 10% for 10m), GPUAllocatedButIdle (dcgm-exporter), GPUIdleWhileIOWaitHigh
+    (both on one node), and fragmentation / stranded GPUs from `kubegpu serve` metrics.
+
+    \b
+    Examples:
+      kubegpu rules | kubectl apply -f -
+      kubegpu rules --label release=kube-prometheus-stack -o gpu-rules.yaml
+    """
+    from kubegpu.audit.rules import RuleOptions, prometheus_rule_yaml
+
+    opts = RuleOptions(name=name, namespace=namespace, labels=_labels(labels), iowait_threshold=iowait_threshold,
+                       iowait_for=_duration(for_, "--for"), idle_util=idle_util,
+                       idle_for=_duration(idle_for, "--idle-for"), kubegpu_metrics=not no_kubegpu_metrics)
+    text = prometheus_rule_yaml(opts)
+    if path:
+        from kubegpu.cli.render import write_atomic
+
+        write_atomic(path, text.encode())
+        click.echo(f"wrote {path}", err=True)
+    else:
+        sys.stdout.write(text)

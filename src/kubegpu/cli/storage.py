@@ -1,0 +1,59 @@
+"""`kubegpu storage estimate`: model load time per storage class."""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from kubegpu.cli.options import load_state, output_option, source_options
+from kubegpu.cli.render import emit
+
+
+@click.group()
+def storage():
+    """Storage for model weights: how long a model takes to load from each class."""
+
+
+@storage.command()
+@click.option("--size", required=True, metavar="SIZE", help="Model size: 14GB, 13GiB, 700MB ...")
+@click.option("--class", "classes", multiple=True, metavar="NAME=THROUGHPUT",
+              help="Throughput of a class or StorageClass (nfs=200MB/s, local-nvme=3GB/s, fsx-lustre=1GB/s). "
+                   "Repeatable.")
+@source_options
+@output_option()
+def estimate(size, classes, source, output):
+    """Load time of one model per storage class, from its size and each class's throughput.
+
+    Without a cluster source: the built-in classes (NFS 200 MB/s, local NVMe 3 GB/s, object store
+    500 MB/s, block 1 GB/s). With --demo/--snapshot/--kubeconfig/--context: each StorageClass of the
+    cluster, classified by its provisioner.
+
+    \b
+    Examples:
+      kubegpu storage estimate --size 14GB                  # NFS 70 s, local NVMe ~5 s
+      kubegpu storage estimate --size 140GB --class nfs=1GB/s
+      kubegpu storage estimate --size 14GB --demo -o json
+    """
+    from kubegpu.audit.storage import estimate as estimate_load
+    from kubegpu.audit.storage import parse_class_overrides, parse_size
+
+    size_bytes = parse_size(size, field="--size")
+    overrides = parse_class_overrides(classes)
+    state = load_state(source) if (source.demo or source.snapshots or source.kubeconfig or source.context) else None
+    result = estimate_load(size_bytes, overrides, state)
+
+    def table(con):
+        t = Table(box=None, pad_edge=False, header_style="bold")
+        for col in ("STORAGE", "KIND", "MB/s", "LOAD TIME"):
+            t.add_column(col, justify="right" if col in ("MB/s", "LOAD TIME") else "left")
+        if output == "wide":
+            t.add_column("PROVISIONER")
+        for r in result.estimates:
+            cells = [r.storage, r.kind, f"{r.throughput_mb_s:g}", f"{r.seconds:g} s"]
+            if output == "wide":
+                cells.append(r.provisioner or "-")
+            t.add_row(*cells)
+        con.print(t)
+        con.print(f"\nModel {result.size_gb:g} GB; time = size / sustained read throughput (one reader).")
+
+    emit(result, output, table)

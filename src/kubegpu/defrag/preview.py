@@ -1,0 +1,64 @@
+"""The defrag preview `kubegpu doctor` shows: the fewest moves that make room for the largest pending GPU pod.
+
+Always a plan, never an action: `applied` is False, and `command` is what an operator would run
+to look at the full plan (and, with --apply, carry it out).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from kubegpu.defrag.plan import Goal
+from kubegpu.defrag.planner import plan_defrag
+from kubegpu.errors import KubegpuError
+from kubegpu.model.cluster import ClusterState
+
+
+class PreviewMove(msgspec.Struct, frozen=True, kw_only=True):
+    pod: str
+    from_: str = msgspec.field(name="from")
+    to: str
+    gpu_hours: float
+
+
+class DefragPreview(msgspec.Struct, frozen=True, kw_only=True):
+    applied: bool = False
+    target: str | None = None          # the pending pod (or its gang) the preview makes room for
+    gpus: int = 0
+    feasible: bool = False
+    moves: list[PreviewMove] = []
+    cost_gpu_hours: float = 0.0
+    fits_by_size_before: dict[str, int] = {}
+    fits_by_size_after: dict[str, int] = {}
+    message: str = ""
+    command: str | None = None
+
+
+def _largest_pending(state: ClusterState):
+    pending = [(state.gpu_demand(p), p) for p in state.unscheduled_pods]
+    pending = [(d, p) for d, p in pending if d.num_gpu > 0]
+    if not pending:
+        return None, 0
+    demand, pod = min(pending, key=lambda dp: (-dp[0].num_gpu * dp[0].gpu_milli, -state.priority_of(dp[1]),
+                                               dp[1].key))
+    return pod, demand.num_gpu
+
+
+def defrag_preview(state: ClusterState, *, time_limit: float = 5.0) -> DefragPreview:
+    """Plan (not apply) room for the largest pending GPU pod, with what it costs."""
+    pod, gpus = _largest_pending(state)
+    if pod is None:
+        return DefragPreview(message="no pending GPU pod: nothing to make room for")
+    try:
+        plan = plan_defrag(state, Goal(kind="pod", pod=pod.key), milp_time_limit=time_limit)
+    except KubegpuError as err:
+        return DefragPreview(target=pod.key, gpus=gpus, message=f"not planned: {err}")
+    target = plan.goal.gang or pod.key
+    moves = [PreviewMove(pod=m.pod, from_=m.from_, to=m.to, gpu_hours=m.cost.gpu_hours if m.cost else 0.0)
+             for m in plan.moves]
+    return DefragPreview(target=target, gpus=gpus, feasible=plan.feasible, moves=moves,
+                         cost_gpu_hours=plan.total_cost_gpu_hours,
+                         fits_by_size_before=dict(plan.before.get("fits_by_size", {})) if plan.before else {},
+                         fits_by_size_after=dict(plan.after.get("fits_by_size", {})) if plan.after else {},
+                         message=f"not applied: {plan.message}",
+                         command=f"kubegpu defrag --for {target}" if plan.feasible else None)

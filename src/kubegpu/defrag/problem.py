@@ -1,0 +1,202 @@
+"""The defrag problem as arrays: free resources per node, the movable pods, their units and costs.
+
+Built once per plan from a ClusterState. Resources are those of the scheduling core's snapshot
+(allocatable minus requested, per resource column, in scheduler units), so "room" means what
+kube-scheduler's NodeResourcesFit means. Whole free GPU devices per node (what `fits_by_size`
+counts) come from the NodeTable. Which nodes a pod may land on for reasons other than room
+(taints, affinity, ports, volumes, topology) is asked of the scheduling core, once per pod.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import msgspec
+import numpy as np
+
+from kubegpu.defrag.budget import BudgetLedger
+from kubegpu.defrag.cost import MoveCost, move_cost, state_now
+from kubegpu.defrag.evictability import Evictability, EvictionPolicy, classify
+from kubegpu.defrag.units import move_groups
+from kubegpu.model.cluster import ClusterState
+from kubegpu.model.gpu import MILLI
+from kubegpu.model.kinds import Pod
+from kubegpu.model.nodetable import NodeTable
+from kubegpu.scheduling.snapshot import SchedulingSnapshot
+from kubegpu.scheduling.versions import version_of
+
+RESOURCE_FILTER = "NodeResourcesFit"
+
+
+def replacement_of(pod: Pod) -> Pod:
+    """The pod its controller creates after an eviction: same spec, not bound, not yet running."""
+    spec = msgspec.structs.replace(pod.spec, node_name=None)
+    status = msgspec.structs.replace(pod.status, phase="Pending", nominated_node_name=None, conditions=[],
+                                     container_statuses=[])
+    return msgspec.structs.replace(pod, spec=spec, status=status)
+
+
+@dataclass
+class Unit:
+    """Pods that move together (one pod, or a whole gang), as indices into the problem's pods."""
+
+    name: str
+    members: list[int]
+    gang: str | None
+    cost: float          # GPU-hours
+
+
+@dataclass
+class DefragProblem:
+    state: ClusterState
+    snapshot: SchedulingSnapshot
+    names: list[str]
+    free: np.ndarray            # int64[n, R]: allocatable - requested, per snapshot resource column
+    pods_free: np.ndarray       # int64[n]
+    dev_free: np.ndarray        # int32[n, D]: free milli-GPU per device
+    dev_total: np.ndarray
+    schedulable: np.ndarray     # bool[n]
+    pods: list[Pod]             # movable candidates
+    home: np.ndarray            # int[P]
+    vec: np.ndarray             # int64[P, R]
+    dev_delta: list[np.ndarray]  # per candidate: milli-GPU it holds per device of its node
+    whole_gpus: np.ndarray      # int[P]: whole devices it holds (0 for shared-GPU pods)
+    costs: list[MoveCost]
+    unit_of: np.ndarray         # int[P]
+    units: list[Unit]
+    standing: dict[str, Evictability]
+    ledger: BudgetLedger
+    now: datetime
+    _dest: dict[int, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return len(self.names)
+
+    def whole_free(self, dev_free: np.ndarray | None = None) -> np.ndarray:
+        d = self.dev_free if dev_free is None else dev_free
+        return ((d == MILLI) & (self.dev_total == MILLI)).sum(axis=1)
+
+    def column(self, resource: str) -> int | None:
+        return self.snapshot.column.get(resource)
+
+    def static_mask(self, pod: Pod, *, exclude: str | None = None) -> np.ndarray:
+        """bool[n]: nodes where every filter but NodeResourcesFit passes for `pod` (resources are ours).
+
+        `exclude` (a bound pod's key) is taken off the snapshot first, so a pod does not collide
+        with itself (host ports, anti-affinity) when asked where its replacement may go.
+        """
+        snap = self.snapshot
+        where = snap.node_of(exclude) if exclude else None
+        info = snap.pod_info(pod)
+        if info.extra:
+            return np.zeros(self.n, dtype=bool)  # asks for a resource no node offers
+        held = snap._infos[snap.slot[exclude]] if where is not None else None
+        if where is not None:
+            snap.remove(exclude)
+        try:
+            outcome = snap.filter_pod(pod, version=version_of(self.state.server_version))
+        finally:
+            if held is not None:
+                snap.assume(held, where)
+        if outcome.prefilter is not None:
+            return np.zeros(self.n, dtype=bool)
+        ok = np.ones(self.n, dtype=bool)
+        if outcome.allowed is not None:
+            ok &= outcome.allowed
+        for name, res in zip(outcome.plugins, outcome.results):
+            if name != RESOURCE_FILTER:
+                ok &= res.code == 0
+        return ok
+
+    def dest_mask(self, p: int) -> np.ndarray:
+        """bool[n]: nodes the replacement of candidate p may land on, room aside (cached)."""
+        mask = self._dest.get(p)
+        if mask is None:
+            pod = self.pods[p]
+            mask = self.static_mask(replacement_of(pod), exclude=pod.key)
+            mask[self.home[p]] = False
+            self._dest[p] = mask
+        return mask
+
+    @property
+    def _index(self) -> dict[str, int]:
+        idx = getattr(self, "_key_index", None)
+        if idx is None:
+            idx = {p.key: i for i, p in enumerate(self.pods)}
+            self._key_index = idx
+        return idx
+
+    def candidate(self, key: str) -> int | None:
+        return self._index.get(key)
+
+
+def _device_deltas(state: ClusterState, table: NodeTable) -> dict[str, np.ndarray]:
+    """Per bound pod, the milli-GPU it holds on each device of its node, replayed as NodeTable fills them."""
+    from kubegpu.model.nodetable import place_on_devices
+
+    out: dict[str, np.ndarray] = {}
+    for i, name in enumerate(table.names):
+        total = table.dev_total[i]
+        used = np.zeros_like(total)
+        if not total.any():
+            continue
+        for pod in state.pods_by_node.get(name, []):
+            before = used.copy()
+            place_on_devices(used, total, state.gpu_demand(pod, name))
+            out[pod.key] = (used - before).astype(np.int32)
+    return out
+
+
+def build_problem(state: ClusterState, *, policy: EvictionPolicy = EvictionPolicy(),
+                  beneficiary_priority: int | None = None, now: datetime | None = None,
+                  snapshot: SchedulingSnapshot | None = None) -> DefragProblem:
+    """Everything a planner needs, computed once."""
+    snap = snapshot if snapshot is not None else SchedulingSnapshot.from_cluster(state)
+    table = NodeTable.from_cluster(state)
+    if table.names != snap.names:
+        raise AssertionError("NodeTable and scheduling snapshot disagree on node order")
+    free = snap.alloc - snap.requested
+    pods_free = snap.allowed_pods - snap.pod_count
+    groups = move_groups(state)
+    bound = [p for p in state.pods if p.spec.node_name in snap.index and not p.is_terminal]
+    ledger = BudgetLedger(state)
+    standing = classify(state, bound, gangs=groups, beneficiary_priority=beneficiary_priority, policy=policy,
+                        budget_reason=ledger.exhausted_reason)
+    deltas = _device_deltas(state, table)
+    at = state_now(state, now)
+    pods = [p for p in bound if standing[p.key].movable]
+    n_res = free.shape[1]
+    vec = np.zeros((len(pods), n_res), dtype=np.int64)
+    home = np.zeros(len(pods), dtype=np.int64)
+    whole = np.zeros(len(pods), dtype=np.int64)
+    dev_delta: list[np.ndarray] = []
+    costs: list[MoveCost] = []
+    width = table.dev_total.shape[1]
+    for i, pod in enumerate(pods):
+        s = snap.slot[pod.key]
+        vec[i] = snap.pod_vec[s]
+        home[i] = snap.pod_node[s]
+        delta = deltas.get(pod.key, np.zeros(width, dtype=np.int32))
+        dev_delta.append(delta)
+        whole[i] = int((delta == MILLI).sum())
+        costs.append(move_cost(state, pod, at))
+    unit_index: dict[str, int] = {}
+    units: list[Unit] = []
+    unit_of = np.zeros(len(pods), dtype=np.int64)
+    for i, pod in enumerate(pods):
+        gang = groups.get(pod.key)
+        name = gang or pod.key
+        u = unit_index.get(name)
+        if u is None:
+            u = unit_index[name] = len(units)
+            units.append(Unit(name=name, members=[], gang=gang, cost=0.0))
+        units[u].members.append(i)
+        units[u].cost += costs[i].gpu_hours
+        unit_of[i] = u
+    return DefragProblem(state=state, snapshot=snap, names=list(snap.names), free=free, pods_free=pods_free,
+                         dev_free=table.dev_free.astype(np.int32), dev_total=table.dev_total.astype(np.int32),
+                         schedulable=~snap.unschedulable, pods=pods, home=home, vec=vec, dev_delta=dev_delta,
+                         whole_gpus=whole, costs=costs, unit_of=unit_of, units=units, standing=standing,
+                         ledger=ledger, now=at)

@@ -1,0 +1,343 @@
+"""Remedies for a Pending pod, ranked by how small a change they ask for.
+
+cost 0  preempt      kube-scheduler itself can make room (lower-priority victims named)
+cost 1  toleration   add a toleration (the taint is the only blocker on some nodes)
+cost 2  selector     relax a nodeSelector key / required node-affinity term
+cost 3  move-pods    move a few pods to free one node (simple search until the defrag planner)
+cost 4  smaller      ask for k GPUs instead
+cost 5  scale        add a node from a node group the cluster already has
+cost 9  never        no node shape in this cluster can ever hold the pod, and why
+When the pod can never fit on the nodes that exist, scale (if any group fits) and never lead.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+import numpy as np
+
+from kubegpu.model.cluster import ClusterState
+from kubegpu.model.gpu import GPU, LABEL_PRODUCT
+from kubegpu.model.kinds import Pod
+from kubegpu.model.objects import Toleration
+from kubegpu.scheduling.cycle import FITS, FilterOutcome, run_filters
+from kubegpu.scheduling.filters.tainttoleration import first_untolerated
+from kubegpu.scheduling.gang import Gang
+from kubegpu.scheduling.message import histogram
+from kubegpu.scheduling.preemption import PreemptionResult
+from kubegpu.scheduling.snapshot import SchedulingSnapshot
+from kubegpu.scheduling.versions import KubeVersion
+
+from kubegpu.explain.report import Remedy
+from kubegpu.explain.templates import node_templates
+from kubegpu.explain.variants import (
+    as_pending,
+    fitting_nodes,
+    with_resource,
+    with_tolerations,
+    without_required_node_affinity,
+    without_selector_key,
+)
+
+CHECKPOINT_ANNOTATIONS = ("kubegpu.io/last-checkpoint", "volcano.sh/last-checkpoint-time",
+                          "training.kubeflow.org/last-checkpoint")
+MOVE_CANDIDATE_NODES = 8
+MAX_MOVES_PER_NODE = 4
+
+
+def _parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _now(state: ClusterState) -> datetime | None:
+    return _parse_time(state.captured_at)
+
+
+def lost_gpu_hours(state: ClusterState, pod: Pod) -> dict:
+    """GPU-hours a victim loses: since its last checkpoint when annotated, else unknown."""
+    gpus = state.pod_requests(pod).get(GPU, 0)
+    now = _now(state)
+    out: dict = {"gpus": gpus}
+    ckpt = next((pod.annotations[k] for k in CHECKPOINT_ANNOTATIONS if pod.annotations.get(k)), None)
+    start = _parse_time(pod.status.start_time)
+    if now and start:
+        out["running_hours"] = round((now - start).total_seconds() / 3600, 2)
+    if ckpt and now and _parse_time(ckpt):
+        hours = max((now - _parse_time(ckpt)).total_seconds() / 3600, 0)  # type: ignore[operator]
+        out["last_checkpoint"] = ckpt
+        out["gpu_hours_lost"] = round(hours * gpus, 2)
+    else:
+        out["gpu_hours_lost"] = None
+    return out
+
+
+def preempt_remedy(snap: SchedulingSnapshot, result: PreemptionResult | None) -> Remedy | None:
+    if result is None or result.chosen is None:
+        return None
+    state = snap.state
+    c = result.chosen
+    victims = []
+    for v in c.victims:
+        entry = {"pod": v.info.key, "priority": v.info.priority, "violates_pdb": v.violates_pdb,
+                 "pdbs": [p.name for p in state.pdbs_for(v.info.pod)]}
+        entry.update(lost_gpu_hours(state, v.info.pod))
+        victims.append(entry)
+    names = ", ".join(f"{v['pod']} (priority {v['priority']}" + (", breaks its PDB" if v["violates_pdb"] else "")
+                      + ")" for v in victims)
+    lost = [v["gpu_hours_lost"] for v in victims if v["gpu_hours_lost"] is not None]
+    tail = f"; about {sum(lost):.1f} GPU-hours lost since their last checkpoints" if lost else ""
+    return Remedy(kind="preempt", cost=0, fits_nodes=len(result.candidates),
+                  summary=f"preempt on {c.node}: {names}{tail} (kube-scheduler does this by itself)",
+                  details={"node": c.node, "victims": victims, "pdb_violations": c.num_pdb_violations})
+
+
+def toleration_remedies(snap: SchedulingSnapshot, outcome: FilterOutcome, v: KubeVersion) -> list[Remedy]:
+    pod = outcome.pod
+    taints = {}
+    for g, taint_set in enumerate(snap.taint_sets):
+        t = first_untolerated(taint_set, pod.spec.tolerations)
+        if t is not None:
+            taints[(t.key, t.value or "", t.effect)] = t
+    out = []
+    for (key, value, effect), _ in sorted(taints.items()):
+        tol = Toleration(key=key, operator="Equal" if value else "Exists", value=value or None, effect=effect)
+        variant = with_tolerations(pod, [tol])
+        fits = len(fitting_nodes(snap, variant, v))
+        text = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+        if fits:
+            out.append(Remedy(kind="add-toleration", cost=1, fits_nodes=fits,
+                              summary=f"add toleration {text} (fits on {fits} node(s) now)",
+                              details={"toleration": {"key": key, "operator": tol.operator, "value": value or None,
+                                                      "effect": effect}}))
+    return out
+
+
+def selector_remedies(snap: SchedulingSnapshot, outcome: FilterOutcome, v: KubeVersion) -> list[Remedy]:
+    pod = outcome.pod
+    out = []
+    for key, value in sorted(pod.spec.node_selector.items()):
+        fits = len(fitting_nodes(snap, without_selector_key(pod, key), v))
+        if fits:
+            model = key == LABEL_PRODUCT
+            out.append(Remedy(kind="relax-selector", cost=5 if model else 2, fits_nodes=fits,
+                              summary=f"drop nodeSelector {key}={value}" + (" (accept another GPU model)" if model
+                                                                            else "") + f" (fits on {fits} node(s) now)",
+                              details={"nodeSelector": {key: value}}))
+    aff = pod.spec.affinity
+    if aff and aff.node_affinity and aff.node_affinity.required_during_scheduling_ignored_during_execution:
+        fits = len(fitting_nodes(snap, without_required_node_affinity(pod), v))
+        if fits:
+            out.append(Remedy(kind="relax-selector", cost=2, fits_nodes=fits,
+                              summary=f"relax the required node affinity (fits on {fits} node(s) now)",
+                              details={"requiredNodeAffinity": True}))
+    return out
+
+
+def smaller_request_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, v: KubeVersion) -> Remedy | None:
+    pod = outcome.pod
+    want = outcome.info.requests.get(GPU, 0)
+    if want <= 1 or not any("Insufficient nvidia.com/gpu" in r for r in outcome.reason_counts()):
+        return None
+    for k in range(want - 1, 0, -1):
+        fits = len(fitting_nodes(snap, with_resource(pod, GPU, k), v))
+        if fits:
+            return Remedy(kind="smaller-request", cost=4, fits_nodes=fits,
+                          summary=f"ask for {k} GPUs instead of {want} (fits on {fits} node(s) now)",
+                          details={"resource": GPU, "from": want, "to": k})
+    return None
+
+
+def _movable(state: ClusterState, pod: Pod, gang_members: set[str]) -> bool:
+    if pod.key in gang_members or pod.controller is None or pod.controller.kind == "DaemonSet":
+        return False
+    if pod.annotations.get("cluster-autoscaler.kubernetes.io/safe-to-evict") == "false":
+        return False
+    return pod.annotations.get("karpenter.sh/do-not-disrupt") != "true"
+
+
+def _best_fit(work: SchedulingSnapshot, feasible: np.ndarray, exclude: int | None = None) -> int | None:
+    cand = [int(i) for i in feasible if int(i) != exclude]
+    if not cand:
+        return None
+    gpu = work.column.get(GPU)
+    if gpu is None:
+        return cand[0]
+    free = work.alloc[cand, gpu] - work.requested[cand, gpu]
+    return cand[int(np.argmin(free))]
+
+
+def plan_moves(snap: SchedulingSnapshot, pods: list[Pod], v: KubeVersion, busy: set[str]):
+    """Place `pods` one by one; where one fits nowhere, move a few movable pods off the closest
+    resource-only node. Returns (moves, placed) or None when the simple search finds nothing."""
+    work = snap.copy()
+    moves: list[dict] = []
+    placed: dict[str, str] = {}
+    for pod in pods:
+        info = work.pod_info(pod)
+        outcome = run_filters(work, pod, v, info=info)
+        i = _best_fit(work, outcome.feasible)
+        if i is not None:
+            work.assume(info, i)
+            placed[pod.key] = work.names[i]
+            continue
+        only = np.zeros(len(work.nodes), dtype=bool)
+        if outcome.prefilter is None and "NodeResourcesFit" in outcome.plugins:
+            only = outcome.results[outcome.plugins.index("NodeResourcesFit")].code != 0
+            for name, res in zip(outcome.plugins, outcome.results):
+                if name != "NodeResourcesFit":
+                    only &= res.code == 0
+            if outcome.allowed is not None:
+                only &= outcome.allowed
+        resource_only = np.flatnonzero(only).tolist()
+        view = work.view(info)
+        # nodes too small for the pod even when empty cannot be freed
+        resource_only = [j for j in resource_only if not (info.vector > work.alloc[j]).any()]
+        deficit = {j: np.maximum(info.vector - (work.alloc[j] - view.requested[j]), 0) for j in resource_only}
+        share = {j: float((deficit[j] / np.maximum(work.alloc[j], 1)).sum()) for j in resource_only}
+        order = sorted(resource_only, key=lambda j: (share[j], j))
+        done = False
+        for j in order[:MOVE_CANDIDATE_NODES]:
+            trial = work.copy()
+            need = deficit[j].copy()
+            trial_moves = []
+            candidates = [x for x in trial.infos_on(j) if _movable(trial.state, x.pod, busy)]
+            candidates.sort(key=lambda x: (-int((np.minimum(x.vector, need) * (need > 0)).sum() > 0), x.priority,
+                                           -int(x.vector.sum())))
+            for x in candidates:
+                if not (need > 0).any() or len(trial_moves) >= MAX_MOVES_PER_NODE:
+                    break
+                if not ((x.vector > 0) & (need > 0)).any():
+                    continue
+                trial.remove(x.key)
+                moved = as_pending(x.pod)
+                target = _best_fit(trial, run_filters(trial, moved, v).feasible, exclude=j)
+                if target is None:
+                    trial.assume(x, j)
+                    continue
+                trial.assume(trial.pod_info(moved), target)
+                need = np.maximum(need - x.vector, 0)
+                trial_moves.append({"pod": x.key, "from": trial.names[j], "to": trial.names[target]})
+            if trial_moves and run_filters(trial, pod, v, info=info).first[j] == FITS:
+                trial.assume(info, j)
+                work = trial
+                moves.extend(trial_moves)
+                placed[pod.key] = work.names[j]
+                done = True
+                break
+        if not done:
+            return None
+    return moves, placed
+
+
+def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | None, v: KubeVersion,
+                gangs: dict[str, Gang]) -> Remedy | None:
+    pods = sorted(gang.pending, key=lambda p: p.name) if gang else [outcome.pod]
+    busy = {m.key for m in gang.members} if gang else set()
+    for other in gangs.values():
+        if len(other.members) > 1:
+            busy |= {m.key for m in other.members}
+    plan = plan_moves(snap, pods, v, busy)
+    if plan is None or not plan[0]:
+        return None
+    moves, placed = plan
+    freed = sorted({m["from"] for m in moves})
+    steps = ", ".join(f"{m['pod']} {m['from']} -> {m['to']}" for m in moves)
+    who = "the gang" if gang else "the pod"
+    return Remedy(kind="move-pods", cost=3, fits_nodes=len(freed),
+                  summary=f"move {len(moves)} pod(s) to free room on {', '.join(freed)}: {steps}; then {who} fits",
+                  details={"moves": moves, "placement": placed})
+
+
+def never_fits(snap: SchedulingSnapshot, outcome: FilterOutcome, v: KubeVersion) -> tuple[bool, str]:
+    """Would the pod fit on any node if every pod were gone? If not, say why (the static blockers)."""
+    view = snap.view(outcome.info)
+    m = len(snap._pods)
+    everything = np.zeros(len(snap.alive), dtype=bool)
+    everything[:m] = snap.alive[:m]
+    empty = run_filters(snap, outcome.pod, v, info=outcome.info, view=view.without(everything))
+    if empty.schedulable:
+        return False, ""
+    if empty.prefilter is not None:
+        return True, empty.prefilter.message
+    why = ", ".join(histogram(empty.reason_counts()))
+    models = sorted({n.metadata.labels.get(LABEL_PRODUCT) for n in snap.nodes} - {None})
+    pinned = outcome.pod.spec.node_selector.get(LABEL_PRODUCT)
+    if pinned and pinned not in models:
+        why = f"it pins {LABEL_PRODUCT}={pinned}, the cluster has {', '.join(models) or 'no GPU models'}; " + why
+    return True, f"even on empty nodes: {why}"
+
+
+def template_snapshots(snap: SchedulingSnapshot) -> list:
+    """One empty single-node snapshot per node template, built once per cluster snapshot."""
+    cached = getattr(snap, "_template_snapshots", None)
+    if cached is None:
+        state = snap.state
+        others = [o for o in state.objects if o.kind not in ("Node", "Pod")]
+        cached = [(t, SchedulingSnapshot(ClusterState([*others, t.node], server_version=state.server_version)))
+                  for t in node_templates(state)]
+        snap._template_snapshots = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def scale_remedies(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | None, v: KubeVersion
+                   ) -> list[Remedy]:
+    out = []
+    for t, tiny in template_snapshots(snap):
+        if not run_filters(tiny, outcome.pod, v).schedulable:
+            continue
+        members = len(gang.pending) if gang else 1
+        work = tiny.copy()
+        per_node = 0
+        while per_node < members:
+            copy = msgspec.structs.replace(outcome.pod, metadata=msgspec.structs.replace(
+                outcome.pod.metadata, name=f"{outcome.pod.name}-{per_node}"))
+            if not run_filters(work, copy, v).schedulable:
+                break
+            work.assume(work.pod_info(copy), 0)
+            per_node += 1
+        per_node = max(per_node, 1)
+        count = -(-members // per_node)
+        out.append(Remedy(kind="scale-node-group", cost=5, fits_nodes=count,
+                          summary=f"scale node group {t.group} by {count} (a new {t.group} node holds it)",
+                          details={"group": t.group, "source": t.source, "add_nodes": count}))
+    return out
+
+
+def rank_remedies(snap: SchedulingSnapshot, outcome: FilterOutcome, preemption: PreemptionResult | None,
+                  gang: Gang | None, v: KubeVersion, gangs: dict[str, Gang] | None = None) -> list[Remedy]:
+    """Every remedy that applies, smallest change first."""
+    remedies: list[Remedy] = []
+    never, why = never_fits(snap, outcome, v)
+    if outcome.prefilter is None:
+        p = preempt_remedy(snap, preemption)
+        if p is not None and not gang:
+            remedies.append(p)
+        remedies += toleration_remedies(snap, outcome, v)
+        remedies += selector_remedies(snap, outcome, v)
+        if not never:
+            m = move_remedy(snap, outcome, gang, v, gangs if gangs is not None else {})
+            if m is not None:
+                remedies.append(m)
+            if p is not None and gang:
+                remedies.append(Remedy(kind="preempt", cost=3, fits_nodes=p.fits_nodes,
+                                       summary=p.summary + " (one member at a time: kube-scheduler is gang-blind)",
+                                       details=p.details))
+        s = smaller_request_remedy(snap, outcome, v)
+        if s is not None:
+            remedies.append(s)
+    scale = scale_remedies(snap, outcome, gang, v)
+    remedies += scale
+    if never:
+        remedies.append(Remedy(kind="never", cost=9, summary=f"as written, no node in this cluster can ever hold it: {why}",
+                               details={"why": why}))
+    remedies.sort(key=lambda r: r.cost)
+    if never and not any(r.cost <= 1 for r in remedies):
+        lead = [r for r in remedies if r.kind in ("scale-node-group", "never")]
+        remedies = lead + [r for r in remedies if r not in lead]
+    return remedies

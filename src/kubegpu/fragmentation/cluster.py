@@ -1,0 +1,52 @@
+"""From a ClusterState to what the fragmentation engine needs: a placement state and the workload.
+
+The mix defaults to the cluster's own pods (every non-terminal pod, running or pending): what
+a cluster runs is the best guess of what it will be asked to run. GPU demand is physical
+(`ClusterState.gpu_demand`: time-slicing units and MIG slices folded into device shares).
+"""
+
+from __future__ import annotations
+
+from kubegpu.fragmentation.report import FragReport, frag_report
+from kubegpu.fragmentation.shapes import ShapeMix, TaskShape, mix_from_tasks
+from kubegpu.model.cluster import ClusterState
+from kubegpu.model.nodetable import NodeTable
+from kubegpu.scheduling.placement.state import PlacementState
+from kubegpu.scheduling.placement.task import MILLI, Task
+
+# Used only when a cluster has no pods at all and no --mix is given: every whole-GPU size alike.
+WHOLE_GPU_SIZES_MIX = ShapeMix([TaskShape(cpu_milli=0, num_gpu=k, gpu_milli=MILLI) for k in (1, 2, 4, 8)])
+
+
+def pod_task(cluster: ClusterState, pod) -> Task:
+    """A pod as a placement task (CPU milli, memory bytes, physical GPU demand)."""
+    req = cluster.pod_requests(pod)
+    demand = cluster.gpu_demand(pod)
+    num, milli = (demand.num_gpu, demand.gpu_milli) if demand.num_gpu > 0 and demand.gpu_milli > 0 else (0, 0)
+    return Task(cpu_milli=int(req.get("cpu", 0)), mem_bytes=int(req.get("memory", 0)), num_gpu=num,
+                gpu_milli=min(milli, MILLI), models=demand.models, name=pod.key)
+
+
+def cluster_tasks(cluster: ClusterState) -> list[Task]:
+    """Every non-terminal pod of the cluster as a task."""
+    return [pod_task(cluster, p) for p in cluster.pods if not p.is_terminal]
+
+
+def cluster_placement(cluster: ClusterState, table: NodeTable | None = None) -> PlacementState:
+    """The cluster as a mutable placement state, with the request classes of the running pods."""
+    table = table if table is not None else NodeTable.from_cluster(cluster)
+    index = {name: i for i, name in enumerate(table.names)}
+    placed = [(index[p.spec.node_name], pod_task(cluster, p)) for node_pods in cluster.pods_by_node.values()
+              for p in node_pods if p.spec.node_name in index]
+    return PlacementState.from_node_table(table, placed=placed)
+
+
+def cluster_mix(cluster: ClusterState) -> ShapeMix:
+    """The cluster's own workload mix (or every whole-GPU size alike when it has no pods)."""
+    tasks = cluster_tasks(cluster)
+    return mix_from_tasks(tasks) if tasks else WHOLE_GPU_SIZES_MIX
+
+
+def cluster_frag_report(cluster: ClusterState, mix: ShapeMix | None = None) -> FragReport:
+    """`kubegpu frag` for a cluster: physical GPUs, k-GPU capacity, stranded GPUs, the FGD measure."""
+    return frag_report(cluster_placement(cluster), mix if mix is not None else cluster_mix(cluster))

@@ -1,0 +1,158 @@
+"""Gangs: pods that only make sense together (all-or-nothing), whatever layer groups them.
+
+Recognised markers (see reference/scheduler-facts.md 4.5): Volcano (annotation
+scheduling.k8s.io/group-name or scheduling.volcano.sh/group-name, label volcano.sh/job-name),
+coscheduling (labels scheduling.x-k8s.io/pod-group and the older pod-group.scheduling.sigs.k8s.io),
+Kueue plain-pod groups, JobSet, LeaderWorkerSet and KAI (annotation pod-group-name). The minimum
+size comes from the PodGroup object when the state has it, else from the markers, else every
+member counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubegpu.model.cluster import ClusterState
+from kubegpu.model.kinds import GenericObject, Pod, PodGroup
+
+# (where, key, system): checked in this order, first hit names the group
+GANG_MARKERS = (
+    ("annotation", "scheduling.k8s.io/group-name", "volcano"),
+    ("annotation", "scheduling.volcano.sh/group-name", "volcano"),
+    ("label", "scheduling.k8s.io/group-name", "volcano"),
+    ("label", "scheduling.x-k8s.io/pod-group", "coscheduling"),
+    ("label", "pod-group.scheduling.sigs.k8s.io", "coscheduling"),
+    ("label", "kueue.x-k8s.io/pod-group-name", "kueue"),
+    ("annotation", "pod-group-name", "kai"),
+    ("label", "volcano.sh/job-name", "volcano-job"),
+    ("label", "leaderworkerset.sigs.k8s.io/name", "leaderworkerset"),
+    ("label", "jobset.sigs.k8s.io/jobset-name", "jobset"),
+)
+
+
+@dataclass
+class Gang:
+    system: str
+    namespace: str
+    name: str
+    min_member: int
+    members: list[Pod] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def pending(self) -> list[Pod]:
+        return [p for p in self.members if p.is_unscheduled]
+
+    @property
+    def bound(self) -> list[Pod]:
+        return [p for p in self.members if p.is_bound and not p.is_terminal]
+
+
+def gang_marker(pod: Pod) -> tuple[str, str] | None:
+    """(system, group name) of the gang a pod belongs to, if any."""
+    for where, key, system in GANG_MARKERS:
+        source = pod.annotations if where == "annotation" else pod.labels
+        value = source.get(key)
+        if value:
+            if system == "leaderworkerset":
+                value = f"{value}-{pod.labels.get('leaderworkerset.sigs.k8s.io/group-index', '0')}"
+            return system, value
+    return None
+
+
+def _min_from_objects(state: ClusterState, system: str, ns: str, name: str) -> int | None:
+    for obj in state.of_kind("PodGroup"):
+        if obj.namespace == ns and obj.name == name and isinstance(obj, PodGroup) and obj.spec.min_member:
+            return obj.spec.min_member
+    if system == "volcano-job":
+        job = state.get("Job", ns, name)
+        body = job.body if isinstance(job, GenericObject) else {}
+        value = (body.get("spec") or {}).get("minAvailable")
+        if isinstance(value, int):
+            return value
+        for obj in state.of_kind("PodGroup"):  # volcano names the group "<job>-<uid>"
+            if obj.namespace == ns and obj.name.startswith(name + "-") and obj.spec.min_member:
+                return obj.spec.min_member
+    return None
+
+
+def find_gangs(state: ClusterState) -> dict[str, Gang]:
+    """Every gang of the cluster, keyed by "ns/name" (system-specific names kept as given)."""
+    gangs: dict[str, Gang] = {}
+    for pod in state.pods:
+        if pod.is_terminal:
+            continue
+        marker = gang_marker(pod)
+        if marker is None:
+            continue
+        system, name = marker
+        key = f"{pod.namespace}/{name}"
+        gang = gangs.get(key)
+        if gang is None:
+            gang = gangs[key] = Gang(system, pod.namespace, name, 0)
+        gang.members.append(pod)
+        if system == "kueue":
+            total = pod.annotations.get("kueue.x-k8s.io/pod-group-total-count", "")
+            if total.isdigit():
+                gang.min_member = max(gang.min_member, int(total))
+        if system == "leaderworkerset":
+            size = pod.annotations.get("leaderworkerset.sigs.k8s.io/size", "")
+            if size.isdigit():
+                gang.min_member = max(gang.min_member, int(size))
+    for gang in gangs.values():
+        found = _min_from_objects(state, gang.system, gang.namespace, gang.name)
+        if found:
+            gang.min_member = found
+        if not gang.min_member:
+            gang.min_member = len(gang.members)
+    return gangs
+
+
+@dataclass
+class GangPlacement:
+    """Where the pending members of a gang would go together, and who is left over."""
+
+    placed: dict[str, str]
+    unplaced: list[str]
+    bound: int
+    min_member: int
+
+    @property
+    def schedulable(self) -> bool:
+        return self.bound + len(self.placed) >= self.min_member
+
+
+def place_gang(snapshot, gang: Gang, *, version=None) -> GangPlacement:
+    """Place the pending members one by one on a copy of the snapshot, fullest feasible node first.
+
+    Packing onto the most-requested node is what a gang scheduler's binpack does and leaves the
+    most room for the other members.
+    """
+    from kubegpu.scheduling.cycle import run_filters
+    from kubegpu.scheduling.versions import version_of
+
+    v = version or version_of(snapshot.state.server_version)
+    work = snapshot.copy()
+    placed: dict[str, str] = {}
+    unplaced: list[str] = []
+    gpu_col = work.column.get("nvidia.com/gpu")
+    for pod in sorted(gang.pending, key=lambda p: p.name):
+        info = work.pod_info(pod)
+        outcome = run_filters(work, pod, v, info=info)
+        feasible = outcome.feasible
+        if not len(feasible):
+            unplaced.append(pod.key)
+            continue
+        if gpu_col is not None:
+            free = work.alloc[feasible, gpu_col] - work.requested[feasible, gpu_col]
+            i = int(feasible[np.argmin(free)])
+        else:
+            i = int(feasible[0])
+        work.assume(info, i)
+        placed[pod.key] = work.names[i]
+    return GangPlacement(placed, unplaced, len(gang.bound), gang.min_member)

@@ -1,0 +1,138 @@
+"""The engine: suppression (annotation, config), severity overrides, parameters, ordering, score."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubegpu.audit import AuditConfig, parse_config, run_audit
+from kubegpu.audit.engine import sort_findings
+from kubegpu.audit.findings import Finding
+from kubegpu.errors import InputError, UsageError
+from kubegpu.model.cluster import ClusterState
+
+from .audit_support import HERE, load
+
+MOUNTS = HERE / "KG-802" / "fail-mount-timeouts-all-versions.yaml"
+NODE = HERE / "KG-1003" / "fail-real-rke2-a16-node.yaml"
+
+
+def _annotated(path, kind: str, name: str, value: str) -> ClusterState:
+    state = load(path)
+    for obj in state.objects:
+        if obj.kind == kind and obj.name == name:
+            obj.metadata.annotations = {**obj.metadata.annotations, "kubegpu.io/ignore": value}
+    return ClusterState(state.objects, server_version=state.server_version)
+
+
+def test_ignore_annotation_suppresses_named_checks_only():
+    state = _annotated(NODE, "Node", "nori", "KG-1003")
+    report = run_audit(state, checks=["KG-1003", "KG-1002"])
+    assert [f.id for f in report.findings] == ["KG-1002"]
+    assert report.suppressed == 1
+
+
+@pytest.mark.parametrize("value", ["pitfall:10", "*", "kg-1003, KG-101"])
+def test_ignore_annotation_patterns(value):
+    report = run_audit(_annotated(NODE, "Node", "nori", value), checks=["KG-1003"])
+    assert report.findings == []
+
+
+def test_ignore_on_a_controller_covers_its_pods():
+    state = _annotated(MOUNTS, "Deployment", "chat", "KG-802")
+    assert run_audit(state, checks=["KG-802"]).findings == []
+
+
+def test_config_exclusion_by_kind_namespace_name_regex():
+    cfg = parse_config({"exclude": [{"checks": ["KG-802"], "kind": "Pod", "namespace": "infer.*",
+                                     "name": "chat-[12]"}]})
+    report = run_audit(load(MOUNTS), cfg, checks=["KG-802"])
+    assert [f.object for f in report.findings] == ["Pod/inference/chat-3"]
+    assert report.suppressed == 2
+
+
+def test_severity_override_and_disable():
+    cfg = parse_config({"severity": {"kg-802": "warn"}, "disable": ["pitfall:10"]})
+    report = run_audit(load(MOUNTS), cfg)
+    assert {f.severity for f in report.findings if f.id == "KG-802"} == {"warn"}
+    assert not any(f.pitfall == 10 for f in report.findings)
+    assert "KG-1002" not in report.checks_run
+
+
+def test_parameters_from_config():
+    path = HERE / "KG-801" / "fail-six-replicas-one-nfs.yaml"
+    assert run_audit(load(path), parse_config({"params": {"KG-801": {"min_pods": 7}}}), checks=["KG-801"]).findings == []
+    assert run_audit(load(path), parse_config({"params": {"KG-801": {"min_pods": 6}}}), checks=["KG-801"]).findings
+
+
+@pytest.mark.parametrize("data, field", [
+    ({"severity": {"KG-999": "warn"}}, "severity.KG-999"),
+    ({"severity": {"KG-101": "fatal"}}, "severity.KG-101"),
+    ({"disable": ["nope"]}, "disable"),
+    ({"exclude": [{"name": "("}]}, "exclude[0].name"),
+    ({"params": {"KG-801": {"max_pods": 3}}}, "params.KG-801.max_pods"),
+])
+def test_bad_config_names_the_field(data, field):
+    with pytest.raises(InputError) as err:
+        parse_config(data, where="audit.yaml")
+    assert err.value.field == field and err.value.where == "audit.yaml"
+
+
+def test_unknown_config_key_is_an_input_error():
+    with pytest.raises(InputError):
+        parse_config({"severities": {}})
+
+
+def test_unknown_check_selection_is_a_usage_error():
+    with pytest.raises(UsageError):
+        run_audit(load(NODE), checks=["KG-999"])
+
+
+def test_score_counts_checks_by_their_worst_finding():
+    # KG-802 (error) earns 0, KG-803/KG-801 not fired earn 1: (0 + 1 + 1) / 3
+    report = run_audit(load(MOUNTS), checks=["KG-802", "KG-803", "KG-1001"])
+    assert report.score == round(100 * 2 / 3)
+    assert run_audit(load(MOUNTS), checks=["KG-803"]).score == 100
+    warn_only = run_audit(load(NODE), checks=["KG-1003"])
+    assert warn_only.score == 50 and warn_only.summary == {"error": 0, "warn": 1, "info": 0}
+
+
+def test_info_findings_cost_nothing():
+    report = run_audit(load(HERE / "KG-804" / "fail-no-nconnect.yaml"), checks=["KG-804"])
+    assert [f.severity for f in report.findings] == ["info"] and report.score == 100
+
+
+def test_findings_are_grouped_by_pitfall_worst_group_first():
+    def f(fid, pitfall, sev):
+        return Finding(id=fid, pitfall=pitfall, severity=sev, object="Pod/a/b", message="m", remediation="r")
+
+    ordered = sort_findings([f("KG-101", 1, "warn"), f("KG-703", 7, "info"), f("KG-505", 5, "error"),
+                             f("KG-501", 5, "info"), f("KG-102", 1, "error")])
+    assert [x.id for x in ordered] == ["KG-102", "KG-101", "KG-505", "KG-501", "KG-703"]
+
+
+def test_pending_reason_falls_back_to_the_event_without_the_explain_engine(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "kubegpu.explain.summary", None)  # import fails: engine absent
+    report = run_audit(load(HERE / "KG-201" / "fail-pending-with-event.yaml"), checks=["KG-201"])
+    # kubeflow/kubeflow #794's event text, verbatim
+    assert [f.message for f in report.findings] == ["Pending: 0/6 nodes are available: 6 Insufficient nvidia.com/gpu."]
+
+
+def test_pending_reason_from_gpu_arithmetic_when_nothing_else_says(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "kubegpu.explain.summary", None)
+    report = run_audit(load(HERE / "KG-101" / "fail-one-free-gpu-per-node.yaml"), checks=["KG-201"])
+    assert [f.message for f in report.findings] == [
+        "Pending: needs 2 GPU(s); the most free on one schedulable node is 1"]
+
+
+def test_empty_state_audits_cleanly():
+    report = run_audit(ClusterState([]))
+    assert report.findings == [] and report.score == 100
+
+
+def test_default_config_is_the_catalog():
+    assert AuditConfig().param(__import__("kubegpu.audit.catalog", fromlist=["x"]).CATALOG_BY_ID["KG-801"],
+                               "min_pods") == 4

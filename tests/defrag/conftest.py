@@ -1,0 +1,8 @@
+"""Defrag tests import their cluster builders from this folder."""
+
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)

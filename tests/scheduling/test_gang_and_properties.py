@@ -1,0 +1,61 @@
+"""Gangs as one unit, and the invariant that a pod `why` says fits really fits."""
+
+from builders import cluster, node, obj, pod
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+
+from kubegpu.scheduling.gang import find_gangs, gang_marker, place_gang
+from kubegpu.scheduling.snapshot import SchedulingSnapshot
+
+
+def test_gang_markers_of_each_system():
+    st = cluster(pod("a", labels={"scheduling.x-k8s.io/pod-group": "g"}),
+                 pod("b", annotations={"scheduling.k8s.io/group-name": "v"}),
+                 pod("c", labels={"volcano.sh/job-name": "j"}),
+                 pod("d", labels={"leaderworkerset.sigs.k8s.io/name": "l",
+                                  "leaderworkerset.sigs.k8s.io/group-index": "1"}))
+    assert [gang_marker(p) for p in st.pods] == [("coscheduling", "g"), ("volcano", "v"), ("volcano-job", "j"),
+                                                ("leaderworkerset", "l-1")]
+
+
+def test_gang_min_member_from_podgroup_and_all_or_nothing_placement():
+    g = {"scheduling.x-k8s.io/pod-group": "g"}
+    st = cluster(node("a", gpus=4), pod("u", node_name="a", gpus=2),
+                 obj("PodGroup", "g", "default", api="scheduling.x-k8s.io/v1alpha1", spec={"minMember": 2}),
+                 pod("g-0", gpus=2, labels=g), pod("g-1", gpus=2, labels=g))
+    gang = find_gangs(st)["default/g"]
+    assert gang.min_member == 2 and len(gang.pending) == 2
+    placement = place_gang(SchedulingSnapshot.from_cluster(st), gang)
+    assert len(placement.placed) == 1 and not placement.schedulable
+
+
+@settings(max_examples=40, deadline=None)
+@given(hs.lists(hs.tuples(hs.integers(0, 3), hs.integers(0, 8), hs.integers(1, 16)), min_size=1, max_size=12),
+       hs.integers(1, 8), hs.integers(1, 16))
+def test_a_pod_that_fits_really_fits(bound, want_gpu, want_cpu):
+    """Filters say 'fits' -> placing the pod over-allocates nothing on that node."""
+    nodes = [node(f"n{i}", cpu="16", gpus=8) for i in range(4)]
+    pods = [pod(f"b{k}", node_name=f"n{i}", gpus=g, cpu=str(c)) for k, (i, g, c) in enumerate(bound)]
+    st = cluster(*nodes, *pods, pod("p", gpus=want_gpu, cpu=str(want_cpu)))
+    snap = SchedulingSnapshot.from_cluster(st)
+    o = snap.filter_pod(st.pod("default", "p"))
+    over_before = (snap.requested > snap.alloc).any(axis=1)
+    for i in o.feasible:
+        work = snap.copy()
+        work.assume(st.pod("default", "p"), int(i))
+        assert not (work.requested[i] > work.alloc[i]).any() or over_before[i]
+    for i in range(4):
+        if not o.fits[i]:
+            free = snap.alloc[i] - snap.requested[i]
+            info = snap.pod_info(st.pod("default", "p"))
+            assert (info.vector > free).any()
+
+
+def test_snapshot_copy_is_independent_and_remove_restores():
+    st = cluster(node("a", gpus=4), pod("u", node_name="a", gpus=2))
+    snap = SchedulingSnapshot.from_cluster(st)
+    work = snap.copy()
+    work.remove("default/u")
+    assert work.requested[0].sum() < snap.requested[0].sum() and snap.pods_on(0)[0].name == "u"
+    work.assume(st.pod("default", "u"), "a")
+    assert (work.requested == snap.requested).all()
