@@ -60,8 +60,12 @@ def test_severity_override_and_disable():
 
 def test_parameters_from_config():
     path = HERE / "KG-801" / "fail-six-replicas-one-nfs.yaml"
-    assert run_audit(load(path), parse_config({"params": {"KG-801": {"min_pods": 7}}}), checks=["KG-801"]).findings == []
-    assert run_audit(load(path), parse_config({"params": {"KG-801": {"min_pods": 6}}}), checks=["KG-801"]).findings
+    def findings(min_pods):
+        cfg = parse_config({"params": {"KG-801": {"min_pods": min_pods}}})
+        return run_audit(load(path), cfg, checks=["KG-801"]).findings
+
+    assert findings(7) == []
+    assert [f.message for f in findings(6)] == ["6 pods read one nfs volume (Deployment/chat: 6)"]
 
 
 @pytest.mark.parametrize("data, field", [
@@ -134,5 +138,6 @@ def test_empty_state_audits_cleanly():
 
 
 def test_default_config_is_the_catalog():
-    assert AuditConfig().param(__import__("kubegpu.audit.catalog", fromlist=["x"]).CATALOG_BY_ID["KG-801"],
-                               "min_pods") == 4
+    from kubegpu.audit import CATALOG_BY_ID
+
+    assert AuditConfig().param(CATALOG_BY_ID["KG-801"], "min_pods") == 4

@@ -8,7 +8,6 @@ mapped to a class from its provisioner.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import msgspec
 

@@ -37,53 +37,54 @@ class Budget:
 
 def _units_on(work: WorkState, n: int) -> list[int]:
     prob = work.problem
-    on = np.flatnonzero(prob.home == n)
-    return sorted({int(prob.unit_of[p]) for p in on if int(p) not in work.moved})
+    return sorted({int(prob.unit_of[p]) for p in prob.on_node[n] if p not in work.moved})
 
 
-def _freed(work: WorkState, u: int, n: int) -> tuple[np.ndarray, int, int]:
-    """Room unit u gives back on node n: (resource vector, pod slots, whole devices)."""
-    prob = work.problem
-    vec = np.zeros(prob.free.shape[1], dtype=np.int64)
-    slots = whole = 0
-    for p in prob.units[u].members:
-        if prob.home[p] == n:
-            vec += prob.vec[p]
-            slots += 1
-            whole += int(prob.whole_gpus[p])
-    return vec, slots, whole
+class _Shortfall:
+    """What node n lacks for target t, over the few columns that matter, in plain ints (hot loop)."""
 
+    def __init__(self, work: WorkState, t: TargetSpec, n: int) -> None:
+        short = t.vec - work.free[n]
+        self.cols = np.flatnonzero(short > 0)
+        self.need = [int(x) for x in short[self.cols]]
+        self.slots = (1 - int(work.pods_free[n])) if t.needs_slot else -1 << 30
+        self.whole = (t.whole - work.whole_free_at(n)) if t.whole else -1 << 30
 
-def _covers(work: WorkState, t: TargetSpec, n: int, room: tuple[np.ndarray, int, int]) -> bool:
-    vec, slots, whole = room
-    if not (work.free[n] + vec >= t.vec).all():
-        return False
-    if t.needs_slot and work.pods_free[n] + slots < 1:
-        return False
-    return not t.whole or int(work.whole_free()[n]) + whole >= t.whole
+    def room(self, work: WorkState, u: int, n: int) -> tuple[tuple[int, ...], int, int]:
+        vec, slots, whole = work.problem.room(u, n)
+        return tuple(int(x) for x in vec[self.cols]), slots, whole
+
+    def covered(self, acc: tuple[tuple[int, ...], int, int]) -> bool:
+        vec, slots, whole = acc
+        return slots >= self.slots and whole >= self.whole and all(a >= b for a, b in zip(vec, self.need))
+
+    @staticmethod
+    def add(a: tuple[tuple[int, ...], int, int], b: tuple[tuple[int, ...], int, int]):
+        return tuple(x + y for x, y in zip(a[0], b[0])), a[1] + b[1], a[2] + b[2]
+
+    def zero(self) -> tuple[tuple[int, ...], int, int]:
+        return tuple(0 for _ in self.need), 0, 0
 
 
 def _lower_bound(work: WorkState, t: TargetSpec, n: int, units: list[int]) -> int:
     """Fewest pods that could make room on n: units sorted by what they free, largest first."""
-    if _covers(work, t, n, (np.zeros_like(t.vec), 0, 0)):
+    sf = _Shortfall(work, t, n)
+    acc = sf.zero()
+    if sf.covered(acc):
         return 0
-    rooms = [(u, _freed(work, u, n)) for u in units]
-    rooms.sort(key=lambda r: (-r[1][2], -int(r[1][0].sum())))
-    acc = (np.zeros_like(t.vec), 0, 0)
+    rooms = sorted(((u, sf.room(work, u, n)) for u in units), key=lambda r: (-r[1][2], -sum(r[1][0])))
     pods = 0
     for u, r in rooms:
-        acc = (acc[0] + r[0], acc[1] + r[1], acc[2] + r[2])
+        acc = sf.add(acc, r)
         pods += len(work.problem.units[u].members)
-        if _covers(work, t, n, acc):
+        if sf.covered(acc):
             return pods
     return -1  # even every movable unit on n is not enough
 
 
-def _greedy_subset(work: WorkState, t: TargetSpec, n: int, units: list[int], rooms: dict,
-                   size: int) -> tuple[int, ...] | None:
-    """`size` units that free the most GPUs (cheapest first among equals): for hosts with many small pods."""
-    prob = work.problem
-    ranked = sorted(units, key=lambda u: (-rooms[u][2], -int(rooms[u][0].sum()), prob.units[u].cost, u))
+def _greedy_subset(units: list[int], rooms: dict, cost: dict, size: int) -> tuple[int, ...] | None:
+    """`size` units that free the most (cheapest first among equals): for hosts with many small pods."""
+    ranked = sorted(units, key=lambda u: (-rooms[u][2], -sum(rooms[u][0]), cost[u], u))
     return tuple(sorted(ranked[:size])) if len(ranked) >= size else None
 
 
@@ -91,27 +92,30 @@ def _try_host(work: WorkState, t: TargetSpec, n: int, units: list[int], score: D
               forbidden: np.ndarray, best_moves: float) -> WorkState | None:
     """The cheapest way (fewest pods, then GPU-hours) to make room for t on n, or None."""
     prob = work.problem
-    rooms = {u: _freed(work, u, n) for u in units}
+    sf = _Shortfall(work, t, n)
+    rooms = {u: sf.room(work, u, n) for u in units}
+    cost = {u: prob.units[u].cost for u in units}
+    pods_of = {u: len(prob.units[u].members) for u in units}
     best: WorkState | None = None
-    greedy = sorted(units, key=lambda u: (-rooms[u][2], -int(rooms[u][0].sum())))
-    first, acc = len(units) + 1, (np.zeros_like(t.vec), 0, 0)
+    greedy = sorted(units, key=lambda u: (-rooms[u][2], -sum(rooms[u][0])))
+    first, acc = len(units) + 1, sf.zero()
     for i, u in enumerate(greedy):  # fewest units that can cover: fewer can never do
-        acc = (acc[0] + rooms[u][0], acc[1] + rooms[u][1], acc[2] + rooms[u][2])
-        if _covers(work, t, n, acc):
+        acc = sf.add(acc, rooms[u])
+        if sf.covered(acc):
             first = i + 1
             break
     for size in range(first, min(len(units), first + MAX_SUBSET) + 1):
         covering = []
         combos = (itertools.combinations(units, size) if size <= MAX_SUBSET and math.comb(len(units), size) <= 3000
-                  else [_greedy_subset(work, t, n, units, rooms, size)])
+                  else [_greedy_subset(units, rooms, cost, size)])
         for combo in combos:
             if combo is None:
                 continue
-            acc = (sum(rooms[u][0] for u in combo), sum(rooms[u][1] for u in combo),
-                   sum(rooms[u][2] for u in combo))
-            if _covers(work, t, n, acc):
-                pods = sum(len(prob.units[u].members) for u in combo)
-                covering.append((pods, sum(prob.units[u].cost for u in combo), combo))
+            acc = sf.zero()
+            for u in combo:
+                acc = sf.add(acc, rooms[u])
+            if sf.covered(acc):
+                covering.append((sum(pods_of[u] for u in combo), sum(cost[u] for u in combo), combo))
         covering.sort(key=lambda c: (c[0], c[1], c[2]))
         for pods, _, combo in covering[:TRIES_PER_SIZE]:
             if work.moves() + pods >= best_moves or (best is not None and pods >= best.moves() - work.moves()):

@@ -309,9 +309,10 @@ def _emptied(problem: DefragProblem, work: WorkState) -> list[str]:
 def _new_slots(before: ClusterState, after: ClusterState, k: int, mix) -> list[Target]:
     """Nodes that can take more k-GPU pods after the plan than before (the room the plan made)."""
     cpu = cpu_by_size(mix, (k,)).get(k)
+    placed = cluster_placement(after)
     was = pods_that_fit(cluster_placement(before), k, cpu)
-    now = pods_that_fit(cluster_placement(after), k, cpu)
-    names = cluster_placement(after).names
+    now = pods_that_fit(placed, k, cpu)
+    names = placed.names
     return [Target(node=names[i], gpus=k) for i in np.flatnonzero(now > was).tolist()
             for _ in range(int(now[i] - was[i]))]
 

@@ -74,6 +74,28 @@ class DefragProblem:
     def n(self) -> int:
         return len(self.names)
 
+    @property
+    def on_node(self) -> list[list[int]]:
+        """Candidates per node (by home), computed once."""
+        cached = getattr(self, "_on_node", None)
+        if cached is None:
+            cached = [[] for _ in range(self.n)]
+            for p, h in enumerate(self.home.tolist()):
+                cached[h].append(p)
+            self._on_node = cached
+        return cached
+
+    def room(self, u: int, n: int) -> tuple[np.ndarray, int, int]:
+        """What unit u gives back on node n: (resource vector, pod slots, whole devices); cached."""
+        cache = self.__dict__.setdefault("_room", {})
+        key = (u, n)
+        hit = cache.get(key)
+        if hit is None:
+            members = [p for p in self.units[u].members if self.home[p] == n]
+            vec = self.vec[members].sum(axis=0) if members else np.zeros(self.free.shape[1], dtype=np.int64)
+            hit = cache[key] = (vec, len(members), int(self.whole_gpus[members].sum()) if members else 0)
+        return hit
+
     def whole_free(self, dev_free: np.ndarray | None = None) -> np.ndarray:
         d = self.dev_free if dev_free is None else dev_free
         return ((d == MILLI) & (self.dev_total == MILLI)).sum(axis=1)

@@ -55,6 +55,9 @@ class WorkState:
     def whole_free(self) -> np.ndarray:
         return self.problem.whole_free(self.dev_free)
 
+    def whole_free_at(self, n: int) -> int:
+        return int(((self.dev_free[n] == MILLI) & (self.problem.dev_total[n] == MILLI)).sum())
+
     def moves(self) -> int:
         return len(self.moved)
 

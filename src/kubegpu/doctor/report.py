@@ -27,9 +27,10 @@ def _status(state: ClusterState, table: NodeTable) -> Any:
 
 
 def _fragmentation(state: ClusterState, table: NodeTable) -> Any:
+    from kubegpu.fragmentation.cluster import cluster_mix, cluster_placement
     from kubegpu.fragmentation.report import frag_report
 
-    return frag_report(state, table)
+    return frag_report(cluster_placement(state, table), cluster_mix(state))
 
 
 def _pending(state: ClusterState, table: NodeTable) -> Any:

@@ -12,7 +12,7 @@ from typing import Any, Union
 import msgspec
 
 from kubegpu.errors import InputError
-from kubegpu.model.kinds import KIND_TYPES, GenericObject, KubeObject
+from kubegpu.model.kinds import GenericObject, KubeObject, struct_for
 
 RawDoc = Union[msgspec.Raw, dict]
 
@@ -82,7 +82,7 @@ def decode_object(doc: RawDoc, *, where: str | None = None) -> KubeObject:
         raise InputError("object has no kind", where=where, obj=describe(head), field="kind")
     if head.metadata is not None and not isinstance(head.metadata, (dict, msgspec.Raw)):
         raise InputError("expected an object", where=where, obj=describe(head), field="metadata")
-    struct = KIND_TYPES.get(head.kind, GenericObject)
+    struct = struct_for(head.kind, head.api_version)
     try:
         if struct is GenericObject:
             body = doc if isinstance(doc, dict) else msgspec.json.decode(doc)

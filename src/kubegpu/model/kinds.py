@@ -253,3 +253,27 @@ KIND_TYPES: dict[str, type[KubeObject]] = {
 
 # Controller kinds that recreate their pods (the rest of the workload kinds are listed by name).
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job")
+
+
+# Kinds whose name is shared with other API groups: only these groups decode as the typed struct
+# (a Volcano `batch.volcano.sh` Job is not a batch/v1 Job and stays a GenericObject).
+_GROUPS: dict[str, tuple[str, ...]] = {
+    "Job": ("batch",),
+    "Deployment": ("apps", "extensions"),
+    "StatefulSet": ("apps",),
+    "DaemonSet": ("apps", "extensions"),
+    "ReplicaSet": ("apps", "extensions"),
+    "PodGroup": ("scheduling.x-k8s.io", "scheduling.sigs.k8s.io", "scheduling.volcano.sh"),
+    "Event": ("", "events.k8s.io"),
+}
+
+
+def struct_for(kind: str, api_version: object) -> type[KubeObject]:
+    """The struct that decodes `kind` of `api_version` (GenericObject for unknown kinds/groups)."""
+    struct = KIND_TYPES.get(kind, GenericObject)
+    groups = _GROUPS.get(kind)
+    if groups and isinstance(api_version, str) and api_version:
+        group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+        if group not in groups:
+            return GenericObject
+    return struct

@@ -255,6 +255,8 @@ class PodSpec(_Obj):
     hostname: str | None = None
     subdomain: str | None = None
     termination_grace_period_seconds: int | None = None
+    security_context: dict[str, Any] | None = None
+    resource_claims: list[dict[str, Any]] = []  # DRA claims; DynamicResources reads them
 
 
 class PodCondition(_Obj):

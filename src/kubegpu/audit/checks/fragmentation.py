@@ -129,7 +129,7 @@ def whole_gpus_for_small_pods(ctx: AuditContext) -> Iterator[Hit]:
 
 
 def _uses_gang(w: GpuWorkload, pod_groups: set[tuple[str, str]]) -> bool:
-    for t in w.templates + []:
+    for t in w.templates:
         if (t.spec.scheduler_name or "") in GANG_SCHEDULER_NAMES:
             return True
         if any(k in t.labels for k in GANG_LABELS) or any(k in t.annotations for k in GANG_ANNOTATIONS):

@@ -69,7 +69,7 @@ def no_local_cache(ctx: AuditContext) -> Iterator[Hit]:
 
 
 def _identity(pod: Pod) -> str | None:
-    labels = pod.spec and pod.labels
+    labels = pod.labels
     for key in MODEL_IDENTITY_LABELS:
         if labels.get(key):
             return f"{pod.namespace}/{labels[key]}"

@@ -10,7 +10,6 @@ from kubegpu.audit.context import AuditContext
 from kubegpu.audit.findings import Hit, Patch
 from kubegpu.audit.workloads import GpuWorkload, PodTemplate
 from kubegpu.model.kinds import GenericObject, Workload
-from kubegpu.model.objects import LabelSelector
 from kubegpu.model.pools import node_pool
 from kubegpu.model.selectors import selector_matches
 
