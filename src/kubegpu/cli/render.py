@@ -64,6 +64,9 @@ def write_atomic(path: str | Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is an ordinary file
         os.replace(tmp, target)
     except OSError as err:
         if os.path.exists(tmp):

@@ -19,7 +19,7 @@ import msgspec
 from kubegpu.cli.options import read_documents, source_options
 from kubegpu.cli.render import write_atomic
 from kubegpu.errors import UsageError
-from kubegpu.sources.documents import Documents, _snapshot_info, load_cluster, snapshot_info_object
+from kubegpu.sources.documents import Documents, snapshot_info, load_cluster, snapshot_info_object
 
 _ENCODER = msgspec.json.Encoder()
 
@@ -33,7 +33,7 @@ def snapshot_bytes(docs: Documents, *, server_version: str | None, captured_at: 
     source = docs.source
     items: list[bytes] = []
     for doc in docs.items:
-        info = _snapshot_info(doc)
+        info = snapshot_info(doc)
         if info is not None:
             source = info.get("source") if isinstance(info.get("source"), str) else source
             continue

@@ -42,7 +42,8 @@ class Documents:
         self.captured_at = self.captured_at or other.captured_at
 
 
-def _snapshot_info(doc: RawDoc) -> dict[str, Any] | None:
+def snapshot_info(doc: RawDoc) -> dict[str, Any] | None:
+    """The SnapshotInfo body when `doc` is one (cheap check on raw bytes first), else None."""
     body = doc if isinstance(doc, dict) else None
     if body is None:
         raw = bytes(doc)
@@ -91,22 +92,25 @@ def load_cluster(docs: Documents) -> ClusterState:
 def _load_cluster(docs: Documents) -> ClusterState:
     objects = []
     origin_of: dict[str, str] = {}
+    source = docs.source
     version = docs.server_version
     captured = docs.captured_at
     for doc, origin in zip(docs.items, docs.origins):
-        info = _snapshot_info(doc)
+        info = snapshot_info(doc)
         if info is not None:
             sv = info.get("serverVersion")
             if isinstance(sv, dict) and isinstance(sv.get("gitVersion"), str):
                 version = version or sv["gitVersion"]
             if isinstance(info.get("capturedAt"), str):
                 captured = captured or info["capturedAt"]
+            if isinstance(info.get("source"), str) and info["source"]:
+                source = info["source"]  # a snapshot names the cluster it was taken from
             continue
         obj = decode_object(doc, where=origin)
         objects.append(obj)
         origin_of.setdefault(obj.ref, origin)
     try:
-        return ClusterState(objects, server_version=version, source=docs.source, captured_at=captured)
+        return ClusterState(objects, server_version=version, source=source, captured_at=captured)
     except InputError as err:
         # quantities are parsed while indexing; name the file the object came from
         if err.where is None and err.obj in origin_of:

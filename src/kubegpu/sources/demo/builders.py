@@ -11,6 +11,8 @@ import hashlib
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import msgspec
+
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 _UID_NAMESPACE = uuid.UUID("6b1f3c2e-9a41-5d7e-8c3b-2f0e4a7d9c15")
 # upstream rand.SafeEncodeString alphabet: no vowels, no 0/1/3 (avoids words and look-alikes)
@@ -25,6 +27,14 @@ DEFAULT_TOLERATIONS = (
     {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
      "tolerationSeconds": 300},
 )
+
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def clone(value):
+    """A deep copy of plain JSON data (several times faster than copy.deepcopy)."""
+    return msgspec.json.decode(_ENCODER.encode(value))
 
 
 def ago(*, days: float = 0, hours: float = 0, minutes: float = 0, seconds: float = 0) -> datetime:

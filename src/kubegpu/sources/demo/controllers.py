@@ -7,12 +7,11 @@ disagree.
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from kubegpu.sources.demo.builders import hex_token, obj, safe_token
+from kubegpu.sources.demo.builders import clone, hex_token, obj, safe_token
 from kubegpu.sources.demo.pods import PodPlacement, build_pod
 
 
@@ -27,7 +26,7 @@ class Revision:
 
 
 def _with_labels(template: dict, labels: dict) -> dict:
-    t = copy.deepcopy(template)
+    t = clone(template)
     t["metadata"]["labels"] = {**t["metadata"].get("labels", {}), **labels}
     return t
 
@@ -46,7 +45,7 @@ def deployment(name: str, namespace: str, *, replicas: int, revisions: list[Revi
                    "selector": {"matchLabels": selector},
                    "strategy": {"type": "RollingUpdate", "rollingUpdate": {
                        "maxSurge": max_surge, "maxUnavailable": max_unavailable}},
-                   "template": copy.deepcopy(newest.template)}
+                   "template": clone(newest.template)}
     surge = max_surge if isinstance(max_surge, int) else math.ceil(replicas * int(max_surge[:-1]) / 100)
     out = [dep]
     for rev in revisions:
@@ -101,7 +100,7 @@ def job(name: str, namespace: str, template: dict, *, placements: list[PodPlacem
             pod_name = f"{name}-{i}-{safe_token(f'{namespace}/{name}/{i}')}"
         else:
             pod_name = f"{name}-{safe_token(f'{namespace}/{name}/{i}')}"
-        t = copy.deepcopy(tmpl)
+        t = clone(tmpl)
         if indexed:
             t["metadata"].setdefault("annotations", {})["batch.kubernetes.io/job-completion-index"] = str(i)
         out.append(build_pod(t, name=pod_name, namespace=namespace, owner=job_obj, placement=p,
@@ -122,7 +121,7 @@ def statefulset(name: str, namespace: str, template: dict, *, service_name: str,
                    "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
                    "replicas": len(placements), "revisionHistoryLimit": 10,
                    "selector": {"matchLabels": dict(template["metadata"]["labels"])},
-                   "serviceName": service_name, "template": copy.deepcopy(template),
+                   "serviceName": service_name, "template": clone(template),
                    "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}}
     if volume_claim_templates:
         sts["spec"]["volumeClaimTemplates"] = volume_claim_templates
@@ -144,7 +143,7 @@ def daemonset(name: str, namespace: str, template: dict, *, created: datetime,
              annotations={"deprecated.daemonset.template.generation": "1"})
     ds["spec"] = {"revisionHistoryLimit": 10,
                   "selector": {"matchLabels": dict(template["metadata"]["labels"])},
-                  "template": copy.deepcopy(template),
+                  "template": clone(template),
                   "updateStrategy": {"type": "RollingUpdate",
                                      "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}}
     return ds

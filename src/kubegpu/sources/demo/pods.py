@@ -6,13 +6,13 @@ IPs are stamped later (`status.finalize`) once every pod of a node is known.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
 
 from kubegpu.sources.demo.builders import (
     DEFAULT_TOLERATIONS,
+    clone,
     condition,
     hex_token,
     meta,
@@ -138,7 +138,7 @@ def build_pod(template: dict, *, name: str, namespace: str, owner: dict | None,
               placement: PodPlacement, created: datetime, extra_labels: dict | None = None,
               hostname: str | None = None, subdomain: str | None = None) -> dict:
     """A pod made from `template` by its controller, admitted and (maybe) bound and started."""
-    spec = copy.deepcopy(template["spec"])
+    spec = clone(template["spec"])
     labels = {**template["metadata"].get("labels", {}), **(extra_labels or {}), **placement.labels}
     annotations = {**template["metadata"].get("annotations", {}), **placement.annotations}
     volume, mount = _api_access_volume(name)
@@ -150,7 +150,7 @@ def build_pod(template: dict, *, name: str, namespace: str, owner: dict | None,
         known = {(t.get("key"), t.get("effect")) for t in tolerations}
         tolerations = [*tolerations, *(t for t in DEFAULT_TOLERATIONS
                                        if (t["key"], t["effect"]) not in known)]
-    spec["tolerations"] = copy.deepcopy(tolerations)
+    spec["tolerations"] = clone(tolerations)
     pc = spec.get("priorityClassName")
     spec["priority"] = PRIORITY_VALUES.get(pc, 0) if pc else 0
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
@@ -189,7 +189,7 @@ def daemonset_pods(ds: dict, nodes: list[dict], *, started: datetime) -> list[di
             continue
         node_name = node["metadata"]["name"]
         name = f"{ds['metadata']['name']}-{safe_token(ds['metadata']['name'] + '/' + node_name)}"
-        t = copy.deepcopy(template)
+        t = clone(template)
         t["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchFields": [
                 {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}}}
