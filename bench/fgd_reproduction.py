@@ -7,6 +7,8 @@ results in ../shared/data/fgd-expected-results, run every paper policy plus `kub
 
     PYTHONPATH=src python bench/fgd_reproduction.py                 # full grid, 2 workers (~20 min)
     PYTHONPATH=src python bench/fgd_reproduction.py --traces default --seeds 42-44 --output -
+    PYTHONPATH=src python bench/fgd_reproduction.py --json raw.json           # keep per-run numbers
+    PYTHONPATH=src python bench/fgd_reproduction.py --reuse raw.json          # only run missing cells
 
 The package never reads ../shared; this script may (it is a benchmark, not part of kubegpu).
 """
@@ -120,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--output", default=str(ROOT / "docs" / "fgd-reproduction.md"), help="'-' for stdout")
     parser.add_argument("--json", default="", help="also write the raw per-run numbers here")
+    parser.add_argument("--reuse", default="", help="raw numbers from an earlier --json run: cells found there "
+                                                     "(all seeds) are not run again")
     args = parser.parse_args(argv)
     if not SUMMARY.exists():
         print(f"missing {SUMMARY}: the shared FGD results are needed", file=sys.stderr)
@@ -130,8 +134,14 @@ def main(argv: list[str] | None = None) -> int:
     order = ["default"] + [t for t in traces if t != "default"] if "default" in traces else traces
     policies = [p for p in args.policies.split(",") if p]
     seeds = parse_seeds(args.seeds)
-    jobs = [(t, p, s, args.tune) for t in order for p in policies for s in seeds]
     results: dict[tuple[str, str], list[float]] = {}
+    if args.reuse:
+        earlier = json.loads(Path(args.reuse).read_text())
+        for key, values in earlier.items():
+            trace, _, policy = key.partition("/")
+            if trace in order and policy in policies and len(values) == len(seeds):
+                results[(trace, policy)] = values
+    jobs = [(t, p, s, args.tune) for t in order for p in policies for s in seeds if (t, p) not in results]
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
         for i, (trace, policy, seed, unalloc, secs) in enumerate(pool.map(_job, jobs), 1):

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "scheduling"))
-from builders import node, pod  # noqa: E402
+from sched_builders import node, pod  # noqa: E402
 
 TOL = [{"key": "nvidia.com/gpu", "operator": "Exists"}]
 

@@ -1,7 +1,7 @@
 """The why report: pool lines, distances in words, gangs, remedies in order of change size."""
 
 import pytest
-from builders import cluster, node, obj, pod
+from sched_builders import cluster, node, obj, pod
 
 from kubegpu.explain import explain_all
 from kubegpu.explain.summary import pending_summary

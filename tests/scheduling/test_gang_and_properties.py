@@ -1,6 +1,6 @@
 """Gangs as one unit, and the invariant that a pod `why` says fits really fits."""
 
-from builders import cluster, node, obj, pod
+from sched_builders import cluster, node, obj, pod
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 

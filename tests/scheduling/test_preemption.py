@@ -1,6 +1,6 @@
 """DefaultPreemption dry run: victims, PDBs, eligibility and the 'preemption:' message part."""
 
-from builders import cluster, node, obj, pod
+from sched_builders import cluster, node, obj, pod
 
 from kubegpu.explain.report import event_message
 from kubegpu.scheduling.preemption import dry_run, pdb_violations

@@ -84,9 +84,11 @@ def _goal(for_pod, size, count, empty, max_moves, max_cost, namespace) -> Goal:
 @source_options
 @output_option()
 @click.option("--for", "for_pod", metavar="POD", help="Make this pending pod (or its whole gang) schedulable.")
-@click.option("--size", type=click.IntRange(min=1), metavar="K", help="Make room for more K-GPU pods (fits_by_size[K]).")
+@click.option("--size", type=click.IntRange(min=1), metavar="K",
+              help="Make room for more K-GPU pods (fits_by_size[K]).")
 @click.option("--count", type=click.IntRange(min=1), default=1, show_default=True, help="With --size: how many more.")
-@click.option("--empty-nodes", "empty", type=click.IntRange(min=1), metavar="N", help="Empty N GPU nodes (scale-down).")
+@click.option("--empty-nodes", "empty", type=click.IntRange(min=1), metavar="N",
+              help="Empty N GPU nodes (scale-down).")
 @click.option("--max-moves", type=click.IntRange(min=0), help="Never plan (or run) more pod moves than this.")
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="GPU_HOURS", help="Never lose more GPU-hours of work.")
 @click.option("--allow-local-storage", is_flag=True, help="Also move pods whose emptyDir/hostPath data would be lost.")
@@ -94,12 +96,15 @@ def _goal(for_pod, size, count, empty, max_moves, max_cost, namespace) -> Goal:
               help="Run the exact (MILP) planner too: on small and medium clusters, always, or never.")
 @click.option("--time-limit", type=click.FloatRange(min=1), default=20.0, show_default=True,
               help="Seconds the exact planner may take.")
-@click.option("--write-after", metavar="FILE", help="Write the planned after-state as a snapshot (kubegpu why --snapshot FILE).")
+@click.option("--write-after", metavar="FILE",
+              help="Write the planned after-state as a snapshot (kubegpu why --snapshot FILE).")
 @click.option("--apply", "do_apply", is_flag=True, help="Carry the plan out: cordon, evict step by step, uncordon.")
 @click.option("--yes", is_flag=True, help="With --apply: do not ask for confirmation.")
-@click.option("--journal", metavar="FILE", help="With --apply: the journal to write (default kubegpu-defrag-<time>.jsonl).")
+@click.option("--journal", metavar="FILE",
+              help="With --apply: the journal to write (default kubegpu-defrag-<time>.jsonl).")
 @click.option("--resume", metavar="JOURNAL", help="Continue the run a journal records (no new plan).")
-@click.option("--rate", type=click.FloatRange(min=0.01), metavar="PODS_PER_MIN", help="With --apply: at most this many evictions per minute.")
+@click.option("--rate", type=click.FloatRange(min=0.01), metavar="PODS_PER_MIN",
+              help="With --apply: at most this many evictions per minute.")
 @click.option("--eviction-timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
               help="Seconds to keep retrying an eviction refused with 429.")
 @click.option("--replacement-timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,

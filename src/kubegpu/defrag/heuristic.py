@@ -22,6 +22,8 @@ from kubegpu.defrag.workstate import DestScore, TargetSpec, WorkState
 MAX_SUBSET = 4          # units evicted from one host for one target
 TRIES_PER_SIZE = 6      # covering subsets tried per size, cheapest first
 MAX_HOSTS = 48          # hosts examined per target beyond the first that works
+MAX_HOSTS_TRIED = 2000  # hosts examined per target at all (a bound for hopeless targets)
+CHAIN_HOSTS = 24        # hosts examined when making room for a pod that is itself being moved
 
 
 @dataclass
@@ -132,7 +134,7 @@ def _try_host(work: WorkState, t: TargetSpec, n: int, units: list[int], score: D
 
 
 def make_room(work: WorkState, t: TargetSpec, score: DestScore, forbidden: np.ndarray,
-              budget: Budget) -> WorkState | None:
+              budget: Budget, *, max_hosts: int = MAX_HOSTS_TRIED) -> WorkState | None:
     """Make room for one target; returns the new state with the target hosted, or None."""
     fits = work.target_fits(t) & ~forbidden
     if fits.any():
@@ -148,13 +150,15 @@ def make_room(work: WorkState, t: TargetSpec, score: DestScore, forbidden: np.nd
         units = _units_on(work, n)
         lb = _lower_bound(work, t, n, units)
         if lb > 0:
-            ranked.append((lb, n, units))
-    ranked.sort(key=lambda r: (r[0], r[1]))
+            # among equal bounds, hosts whose pods are small first: small pods find destinations
+            biggest = max((work.problem.room(u, n)[2] for u in units), default=0)
+            ranked.append((lb, biggest, n, units))
+    ranked.sort(key=lambda r: (r[0], r[1], r[2]))
     best: WorkState | None = None
     best_moves = float("inf")
     tried = 0
-    for lb, n, units in ranked:
-        if work.moves() + lb >= best_moves or tried >= MAX_HOSTS and best is not None:
+    for lb, _, n, units in ranked:
+        if work.moves() + lb >= best_moves or (tried >= MAX_HOSTS and best is not None) or tried >= max_hosts:
             break
         tried += 1
         trial = _try_host(work, t, n, units, score, forbidden, best_moves)
@@ -181,7 +185,8 @@ def plan_targets(work: WorkState, targets: list[TargetSpec], score: DestScore, b
     return work, unmet
 
 
-def move_with_chain(work: WorkState, u: int, forbidden: np.ndarray, score: DestScore, budget: Budget) -> WorkState | None:
+def move_with_chain(work: WorkState, u: int, forbidden: np.ndarray, score: DestScore,
+                    budget: Budget) -> WorkState | None:
     """Move unit u; when a single pod finds no room anywhere, first make room for it elsewhere (one level)."""
     trial = work.copy()
     if trial.move_unit(u, forbidden, score):
@@ -197,7 +202,7 @@ def move_with_chain(work: WorkState, u: int, forbidden: np.ndarray, score: DestS
     home = np.zeros(prob.n, dtype=bool)
     home[int(prob.home[p])] = True
     t = TargetSpec(label=pod.key, vec=prob.vec[p].copy(), mask=prob.dest_mask(p) & ~forbidden)
-    room = make_room(work, t, score, forbidden | home, budget)
+    room = make_room(work, t, score, forbidden | home, budget, max_hosts=CHAIN_HOSTS)
     if room is None:
         return None
     _, n = room.hosted.pop()

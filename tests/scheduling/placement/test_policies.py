@@ -127,3 +127,16 @@ def test_a_placement_never_over_allocates(tasks, policy, seed):
             s.place(task, where)   # raises on over-allocation
         assert (s.dev_free >= 0).all() and (s.dev_free <= s.dev_total).all()
         assert (s.cpu_free >= 0).all() and (s.mem_free >= 0).all()
+
+
+def test_kubegpu_breaks_fgd_ties_away_from_memory_starved_nodes():
+    mix = ShapeMix([TaskShape(cpu_milli=4000, num_gpu=1, gpu_milli=1000, mem_bytes=48 * GIB)])
+    # two idle 8-GPU nodes: the same FGD score; n0 comes first but has only 200 GiB of memory
+    s = PlacementState(names=["n0", "n1"], cpu_alloc=[96_000, 96_000], mem_alloc=[200 * GIB, 400 * GIB],
+                       dev_total=[[1000] * 8] * 2, gpu_model=[0, 0], gpu_models=["G"])
+    task = Task(cpu_milli=4000, mem_bytes=64 * GIB, num_gpu=1, gpu_milli=1000)
+    assert make_policy("fgd", mix=mix).choose(s, task, s.fit_mask(task)).node == 0
+    assert make_policy("kubegpu", mix=mix).choose(s, task, s.fit_mask(task)).node == 1
+    # with no memory in the workload it is exactly FGD
+    blind = ShapeMix([TaskShape(cpu_milli=4000, num_gpu=1, gpu_milli=1000)])
+    assert make_policy("kubegpu", mix=blind).choose(s, task, s.fit_mask(task)).node == 0

@@ -34,22 +34,20 @@ class _ShapeCache:
         self.seen = np.full(n, -1, dtype=np.int64)
         self.score = np.zeros(n, dtype=np.float64)
         self.device = np.full(n, -1, dtype=np.int64)
-        self.aux = np.zeros(n, dtype=np.float64)
 
 
 class FragmentationDelta:
     """Scores nodes by the change of F_n(M) a task causes; the engine behind `fgd` and `kubegpu`.
 
-    `node_delta` returns, per candidate node, the best device's Δ and that device. Subclasses
-    turn Δ into a score.
+    `scored` returns, per candidate node, the score of its best device and that device;
+    subclasses turn Δ into a score (`device_scores`). The base class scores −Δ exactly.
     """
 
     name = "fragmentation-delta"
-    use_memory = False   # the paper's measure ignores memory
 
     def __init__(self, mix: ShapeMix) -> None:
         self.mix = mix
-        self.tracker = FragmentTracker(mix, use_memory=self.use_memory)
+        self.tracker = FragmentTracker(mix)
         self._caches: dict[Any, _ShapeCache] = {}
         self._state_id: int | None = None
 
@@ -59,40 +57,27 @@ class FragmentationDelta:
         """Score of each (node, device) candidate from its Δ; higher is better."""
         return -delta
 
-    def node_score(self, best_device_score: np.ndarray) -> np.ndarray:
-        """A node's score from the score of its best device (identity by default)."""
-        return best_device_score
-
-    def node_aux(self, state: PlacementState, task: Task, nodes: np.ndarray,
-                 devices: np.ndarray) -> np.ndarray:
-        """A secondary key cached with the score (ties are broken on it); zero by default."""
-        return np.zeros(nodes.size)
-
     # -- cached per-node evaluation --------------------------------------------------------
-    def scored(self, state: PlacementState, task: Task, nodes: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(score, device, aux) for each node in `nodes` (all must fit the task)."""
+    def scored(self, state: PlacementState, task: Task, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(score, device) for each node in `nodes` (all must fit the task); device −1 = not a shared pod."""
         if self._state_id != state.uid:
             self._caches.clear()
             self._state_id = state.uid
-        key = (task.shape_key, task.mem_bytes) if self.use_memory else task.shape_key
-        cache = self._caches.get(key)
+        cache = self._caches.get(task.shape_key)
         if cache is None:
-            cache = self._caches[key] = _ShapeCache(state.n_nodes)
+            cache = self._caches[task.shape_key] = _ShapeCache(state.n_nodes)
         stale = nodes[cache.seen[nodes] != state.version[nodes]]
         if stale.size:
             score, device = self._evaluate(state, task, stale)
-            cache.score[stale] = self.node_score(score)
+            cache.score[stale] = score
             cache.device[stale] = device
-            cache.aux[stale] = self.node_aux(state, task, stale, device)
             cache.seen[stale] = state.version[stale]
-        return cache.score[nodes], cache.device[nodes], cache.aux[nodes]
+        return cache.score[nodes], cache.device[nodes]
 
     def _evaluate(self, state: PlacementState, task: Task, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         before = self.tracker.node_amounts(state)[nodes]
         access = self.mix.access(state.gpu_model[nodes], state.gpu_models)
         cpu_after = state.cpu_free[nodes] - task.cpu_milli
-        mem_after = state.mem_free[nodes] - task.mem_bytes if self.use_memory else None
         dev = state.dev_free[nodes]
         if task.is_shared:
             n_dev = dev.shape[1]
@@ -102,8 +87,7 @@ class FragmentationDelta:
             rows, cols = np.nonzero(fits & ~duplicate)
             hypo = dev[rows].copy()
             hypo[np.arange(rows.size), cols] -= task.gpu_milli
-            after = node_fragmentation(cpu_after[rows], hypo, access[rows], self.mix,
-                                       None if mem_after is None else mem_after[rows])
+            after = node_fragmentation(cpu_after[rows], hypo, access[rows], self.mix)
             pair_score = self.device_scores(after - before[rows], state, nodes[rows], cols, task)
             table = np.full(dev.shape, -np.inf)
             table[rows, cols] = pair_score
@@ -114,7 +98,7 @@ class FragmentationDelta:
             fitting = dev >= task.gpu_milli
             take = fitting & (np.cumsum(fitting, axis=1) <= task.num_gpu)
             hypo = dev - take * task.gpu_milli
-        after = node_fragmentation(cpu_after, hypo, access, self.mix, mem_after)
+        after = node_fragmentation(cpu_after, hypo, access, self.mix)
         device = np.full(nodes.size, -1, dtype=np.int64)
         return self.device_scores(after - before, state, nodes, device, task), device
 
@@ -122,7 +106,7 @@ class FragmentationDelta:
         nodes = np.flatnonzero(feasible)
         if nodes.size == 0:
             return None
-        score, device, _ = self.scored(state, task, nodes)
+        score, device = self.scored(state, task, nodes)
         node = best_node(nodes, score, state.tie_rank)
         return Placement(node, self._devices(state, task, node, int(device[nodes == node][0])))
 

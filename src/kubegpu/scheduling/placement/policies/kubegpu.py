@@ -1,46 +1,65 @@
-"""kubegpu — our recommended placement: FGD made memory-aware, with exact device choice.
+"""kubegpu — our recommended placement: FGD with memory-balance tie-breaking.
 
-What we measured (docs/policies.md, docs/fgd-reproduction.md) before settling on this design:
-on the Alibaba openb traces almost every GPU pod that FGD fails to place before the cluster is
-full fails for *memory*: a node still has the GPU share and the CPU, but not the RAM (G2 nodes
-carry 48 GiB per GPU, a median 1-GPU task asks 47 GiB). The paper's measure ignores memory, so
-FGD happily strands GPUs behind exhausted RAM. So:
+What we measured before settling on this design (docs/policies.md has the numbers): on the
+Alibaba openb traces nearly every GPU pod that FGD fails to place before the cluster is full
+fails for *memory* — some node still has the GPU share and the CPU, but not the RAM (G2 nodes
+carry 48 GiB per GPU, a median 1-GPU task asks 47 GiB). The paper's measure ignores memory.
 
-  * memory-aware fragmentation: every task shape of the mix carries its typical (median) memory,
-    and a shape that lacks memory on a node counts that node's idle GPU as fragment, exactly
-    like a shape that lacks CPU (multi-resource fragmentation);
-  * exact device choice for fractional pods: among a node's devices take the one with the
-    smallest exact Δ (ties: the fullest device), instead of the first device inside a
-    ~40 milli-GPU score bucket;
-  * node choice keeps FGD's quantised score int(100·sigmoid(−Δ/1000)) and its tie order. We
-    tried exact Δ for node choice and deterministic tie-breaks (best-fit, worst-fit, packing,
-    node size): all were worse — the coarse buckets with a fixed node order act as first-fit
-    among near-equal nodes, which packs well (see docs/policies.md for the numbers).
+The policy:
+  * node score = FGD's, unchanged: int(100·sigmoid(−Δ/1000)) with Δ the change of the paper's
+    F_n(M), and FGD's device choice. Many nodes share the top score (the score is coarse on
+    purpose: exact Δ, tried, is much worse);
+  * among the top-scoring nodes FGD takes the first in a fixed node order. We first drop the
+    nodes the pod would leave *memory-starved*: after placement the node's free memory, divided
+    by what its free GPU share would typically need (the mix's memory per milli-GPU), is below 1.
+    Balance = min(1, that ratio); highest balance wins, then the fixed order (so FGD's
+    first-fit-among-equals behaviour is kept wherever memory is not at stake).
+
+Also tried and rejected (worse on some shared trace): a memory-aware measure, exact device
+choice, best-fit / worst-fit / packing / CPU-balance tie-breaks, GPU-weighted mixes.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from kubegpu.scheduling.placement.policies.base import MAX_NODE_SCORE
-from kubegpu.scheduling.placement.policies.fgd import FragmentationDelta
+from kubegpu.fragmentation.shapes import ShapeMix
+from kubegpu.scheduling.placement.policies.base import best_node
+from kubegpu.scheduling.placement.policies.fgd import FGD
 from kubegpu.scheduling.placement.state import PlacementState
-from kubegpu.scheduling.placement.task import Task
-
-# Device tie-break weight: far below any real Δ difference (milli-GPU), only orders exact ties.
-_FULLEST_DEVICE_BONUS = 1e-9
+from kubegpu.scheduling.placement.task import Placement, Task
 
 
-class KubegpuPolicy(FragmentationDelta):
+def memory_per_milli_gpu(mix: ShapeMix) -> float:
+    """Typical bytes of memory a GPU task of the mix asks per milli-GPU (0 when unknown)."""
+    gpu = mix.is_gpu
+    milli = float((mix.weight[gpu] * mix.num_gpu[gpu] * mix.gpu_milli[gpu]).sum())
+    memory = float((mix.weight[gpu] * mix.mem_bytes[gpu]).sum())
+    return memory / milli if milli > 0 else 0.0
+
+
+class KubegpuPolicy(FGD):
     name = "kubegpu"
-    use_memory = True
 
-    def device_scores(self, delta: np.ndarray, state: PlacementState, nodes: np.ndarray,
-                      devices: np.ndarray, task: Task) -> np.ndarray:
-        score = -delta
-        if task.is_shared:
-            score = score - state.dev_free[nodes, devices] * _FULLEST_DEVICE_BONUS
-        return score
+    def __init__(self, mix: ShapeMix) -> None:
+        super().__init__(mix)
+        self.memory_per_milli = memory_per_milli_gpu(mix)
 
-    def node_score(self, best_device_score: np.ndarray) -> np.ndarray:
-        return np.floor(1.0 / (1.0 + np.exp(-best_device_score / 1000.0)) * MAX_NODE_SCORE)
+    def memory_balance(self, state: PlacementState, task: Task, nodes: np.ndarray) -> np.ndarray:
+        """min(1, free memory after / memory the remaining free GPU share would typically need)."""
+        gpu_left = state.dev_free[nodes].sum(axis=1) - task.total_gpu_milli
+        mem_left = state.mem_free[nodes] - task.mem_bytes
+        if self.memory_per_milli <= 0:
+            return np.ones(nodes.size)
+        need = np.maximum(gpu_left, 1) * self.memory_per_milli
+        return np.where(gpu_left > 0, np.minimum(1.0, mem_left / need), 1.0)
+
+    def choose(self, state: PlacementState, task: Task, feasible: np.ndarray) -> Placement | None:
+        nodes = np.flatnonzero(feasible)
+        if nodes.size == 0:
+            return None
+        score, device = self.scored(state, task, nodes)
+        top = score == score.max()
+        tied, tied_device = nodes[top], device[top]
+        node = best_node(tied, self.memory_balance(state, task, tied), state.tie_rank)
+        return Placement(node, self._devices(state, task, node, int(tied_device[tied == node][0])))
