@@ -17,7 +17,7 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Node, Pod
 from lightkube.types import PatchType
 
-from kubegpu.sources.kubeconfig import Timeouts, http_client, request_timeouts, resolve_cluster
+from kubegpu.sources.kubeconfig import Timeouts, lightkube_client
 
 
 class EvictionRefused(Exception):
@@ -93,12 +93,7 @@ class LightkubeApi:
     def from_kubeconfig(cls, kubeconfig: str | None = None, context: str | None = None,
                         timeouts: Timeouts | None = None) -> "LightkubeApi":
         """A client for the cluster kubectl would use, with kubegpu's auth handling (kubeconfig module)."""
-        cluster = resolve_cluster(kubeconfig, context)
-        t = timeouts or request_timeouts(None)
-        client = Client(config=cluster.single, timeout=httpx2.Timeout(t.read, connect=t.connect), trust_env=False)
-        # lightkube's own transport lacks exec v1 credential support; kubegpu's http client has it
-        client._client._client = http_client(cluster, t)
-        return cls(client)
+        return cls(lightkube_client(kubeconfig, context, timeouts))
 
     def _call(self, fn, *args, **kwargs):
         try:

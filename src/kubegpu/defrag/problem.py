@@ -114,7 +114,7 @@ class DefragProblem:
         info = snap.pod_info(pod)
         if info.extra:
             return np.zeros(self.n, dtype=bool)  # asks for a resource no node offers
-        held = snap._infos[snap.slot[exclude]] if where is not None else None
+        held = snap.info_at(snap.slot[exclude]) if where is not None else None
         if where is not None:
             snap.remove(exclude)
         try:

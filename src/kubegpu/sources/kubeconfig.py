@@ -279,6 +279,22 @@ def http_client(cluster: ClusterConfig, timeouts: Timeouts) -> httpx2.Client:
     return httpx2.Client(headers=headers, **kwargs)
 
 
+def lightkube_client(kubeconfig: str | None = None, context: str | None = None,
+                     timeouts: Timeouts | None = None):
+    """A lightkube Client for the cluster kubectl would use, with kubegpu's auth handling.
+
+    lightkube 1.0's own transport rejects exec credential plugins of API v1, so the client's
+    HTTP layer is swapped for `http_client` (same TLS and auth, plus exec v1). Pinned lightkube<2.
+    """
+    from lightkube import Client
+
+    cluster = resolve_cluster(kubeconfig, context)
+    t = timeouts or request_timeouts(None)
+    client = Client(config=cluster.single, timeout=httpx2.Timeout(t.read, connect=t.connect), trust_env=False)
+    client._client._client = http_client(cluster, t)
+    return client
+
+
 # --- connection failures as one line ------------------------------------------------------------
 
 def _causes(err: BaseException) -> Iterator[BaseException]:
