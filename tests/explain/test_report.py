@@ -82,7 +82,7 @@ def test_gang_is_explained_as_one_unit(reports):
     r = reports[0]["g-0"]
     assert r.gang.summary.startswith("gang of 2 x 3 GPUs")
     assert "cannot start as a unit" in r.gang.summary
-    assert r.remedies[0].kind == "move-pods" and len(r.remedies[0].details["placement"]) == 2
+    assert r.remedies[0].kind == "move-pods" and len(r.remedies[0].details["targets"]) == 2
 
 
 def test_pending_summary_for_doctor(reports):

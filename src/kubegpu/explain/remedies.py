@@ -3,7 +3,7 @@
 cost 0  preempt      kube-scheduler itself can make room (lower-priority victims named)
 cost 1  toleration   add a toleration (the taint is the only blocker on some nodes)
 cost 2  selector     relax a nodeSelector key / required node-affinity term
-cost 3  move-pods    move a few pods to free one node (simple search until the defrag planner)
+cost 3  move-pods    move a few pods to make room (the defrag planner's fewest safe moves)
 cost 4  smaller      ask for k GPUs instead
 cost 5  scale        add a node from a node group the cluster already has
 cost 9  never        no node shape in this cluster can ever hold the pod, and why
@@ -21,7 +21,7 @@ from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import GPU, LABEL_PRODUCT
 from kubegpu.model.kinds import Pod
 from kubegpu.model.objects import Toleration
-from kubegpu.scheduling.cycle import FITS, FilterOutcome, run_filters
+from kubegpu.scheduling.cycle import FilterOutcome, run_filters
 from kubegpu.scheduling.filters.tainttoleration import first_untolerated
 from kubegpu.scheduling.gang import Gang
 from kubegpu.scheduling.message import histogram
@@ -32,7 +32,6 @@ from kubegpu.scheduling.versions import KubeVersion
 from kubegpu.explain.report import Remedy
 from kubegpu.explain.templates import node_templates
 from kubegpu.explain.variants import (
-    as_pending,
     fitting_nodes,
     with_resource,
     with_tolerations,
@@ -153,105 +152,30 @@ def smaller_request_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, v: 
     return None
 
 
-def _movable(state: ClusterState, pod: Pod, gang_members: set[str]) -> bool:
-    if pod.key in gang_members or pod.controller is None or pod.controller.kind == "DaemonSet":
-        return False
-    if pod.annotations.get("cluster-autoscaler.kubernetes.io/safe-to-evict") == "false":
-        return False
-    return pod.annotations.get("karpenter.sh/do-not-disrupt") != "true"
-
-
-def _best_fit(work: SchedulingSnapshot, feasible: np.ndarray, exclude: int | None = None) -> int | None:
-    cand = [int(i) for i in feasible if int(i) != exclude]
-    if not cand:
-        return None
-    gpu = work.column.get(GPU)
-    if gpu is None:
-        return cand[0]
-    free = work.alloc[cand, gpu] - work.requested[cand, gpu]
-    return cand[int(np.argmin(free))]
-
-
-def plan_moves(snap: SchedulingSnapshot, pods: list[Pod], v: KubeVersion, busy: set[str]):
-    """Place `pods` one by one; where one fits nowhere, move a few movable pods off the closest
-    resource-only node. Returns (moves, placed) or None when the simple search finds nothing."""
-    work = snap.copy()
-    moves: list[dict] = []
-    placed: dict[str, str] = {}
-    for pod in pods:
-        info = work.pod_info(pod)
-        outcome = run_filters(work, pod, v, info=info)
-        i = _best_fit(work, outcome.feasible)
-        if i is not None:
-            work.assume(info, i)
-            placed[pod.key] = work.names[i]
-            continue
-        only = np.zeros(len(work.nodes), dtype=bool)
-        if outcome.prefilter is None and "NodeResourcesFit" in outcome.plugins:
-            only = outcome.results[outcome.plugins.index("NodeResourcesFit")].code != 0
-            for name, res in zip(outcome.plugins, outcome.results):
-                if name != "NodeResourcesFit":
-                    only &= res.code == 0
-            if outcome.allowed is not None:
-                only &= outcome.allowed
-        resource_only = np.flatnonzero(only).tolist()
-        view = work.view(info)
-        # nodes too small for the pod even when empty cannot be freed
-        resource_only = [j for j in resource_only if not (info.vector > work.alloc[j]).any()]
-        deficit = {j: np.maximum(info.vector - (work.alloc[j] - view.requested[j]), 0) for j in resource_only}
-        share = {j: float((deficit[j] / np.maximum(work.alloc[j], 1)).sum()) for j in resource_only}
-        order = sorted(resource_only, key=lambda j: (share[j], j))
-        done = False
-        for j in order[:MOVE_CANDIDATE_NODES]:
-            trial = work.copy()
-            need = deficit[j].copy()
-            trial_moves = []
-            candidates = [x for x in trial.infos_on(j) if _movable(trial.state, x.pod, busy)]
-            candidates.sort(key=lambda x: (-int((np.minimum(x.vector, need) * (need > 0)).sum() > 0), x.priority,
-                                           -int(x.vector.sum())))
-            for x in candidates:
-                if not (need > 0).any() or len(trial_moves) >= MAX_MOVES_PER_NODE:
-                    break
-                if not ((x.vector > 0) & (need > 0)).any():
-                    continue
-                trial.remove(x.key)
-                moved = as_pending(x.pod)
-                target = _best_fit(trial, run_filters(trial, moved, v).feasible, exclude=j)
-                if target is None:
-                    trial.assume(x, j)
-                    continue
-                trial.assume(trial.pod_info(moved), target)
-                need = np.maximum(need - x.vector, 0)
-                trial_moves.append({"pod": x.key, "from": trial.names[j], "to": trial.names[target]})
-            if trial_moves and run_filters(trial, pod, v, info=info).first[j] == FITS:
-                trial.assume(info, j)
-                work = trial
-                moves.extend(trial_moves)
-                placed[pod.key] = work.names[j]
-                done = True
-                break
-        if not done:
-            return None
-    return moves, placed
+MAX_PLANNED_MOVES = 8
 
 
 def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | None, v: KubeVersion,
                 gangs: dict[str, Gang]) -> Remedy | None:
-    pods = sorted(gang.pending, key=lambda p: p.name) if gang else [outcome.pod]
-    busy = {m.key for m in gang.members} if gang else set()
-    for other in gangs.values():
-        if len(other.members) > 1:
-            busy |= {m.key for m in other.members}
-    plan = plan_moves(snap, pods, v, busy)
-    if plan is None or not plan[0]:
+    """The defrag planner's fewest safe moves that make room (evictability, PDBs, gangs and every
+    filter checked there, in one place); None when no plan within MAX_PLANNED_MOVES exists."""
+    from kubegpu.defrag.plan import Goal
+    from kubegpu.defrag.planner import plan_defrag
+
+    target = sorted(gang.pending, key=lambda p: p.name)[0].key if gang and gang.pending else outcome.pod.key
+    plan = plan_defrag(snap.state, Goal(kind="pod", pod=target, max_moves=MAX_PLANNED_MOVES), exact="never")
+    if not plan.feasible or not plan.moves:
         return None
-    moves, placed = plan
-    freed = sorted({m["from"] for m in moves})
+    moves = [{"pod": m.pod, "from": m.from_, "to": m.to,
+              "gpu_hours_lost": m.cost.gpu_hours if m.cost else None} for m in plan.moves]
+    freed = sorted({t.node for t in plan.targets}) or sorted({m["from"] for m in moves})
     steps = ", ".join(f"{m['pod']} {m['from']} -> {m['to']}" for m in moves)
     who = "the gang" if gang else "the pod"
     return Remedy(kind="move-pods", cost=3, fits_nodes=len(freed),
-                  summary=f"move {len(moves)} pod(s) to free room on {', '.join(freed)}: {steps}; then {who} fits",
-                  details={"moves": moves, "placement": placed})
+                  summary=(f"move {len(moves)} pod(s) to make room on {', '.join(freed)}: {steps}; then {who} fits "
+                           f"({plan.total_cost_gpu_hours:g} GPU-hours of work lost; plan: kubegpu defrag --for {target})"),
+                  details={"moves": moves, "gpu_hours_lost": plan.total_cost_gpu_hours,
+                           "targets": [{"pod": t.pod, "node": t.node} for t in plan.targets]})
 
 
 def never_fits(snap: SchedulingSnapshot, outcome: FilterOutcome, v: KubeVersion) -> tuple[bool, str]:

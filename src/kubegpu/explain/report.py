@@ -260,7 +260,9 @@ def explain_pod(snap: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | No
         priority=outcome.info.priority,
         requests={r: format_amount(r, a) for r, a in sorted(outcome.info.requests.items())},
         pools=_pool_lines(snap, outcome, pools), gang=gang_info,
-        preemption=_preemption_info(preemption), not_evaluated=list(NOT_EVALUATED),
+        preemption=_preemption_info(preemption),
+        # upstream: DynamicResources skips pods without ResourceClaims, so only then is it a gap
+        not_evaluated=list(NOT_EVALUATED) if pod.spec.resource_claims else [],
         observed_message=observed, observed=parse_event_message(observed) if observed else None,
         matches_observed=(observed == message) if observed and message else None)
     gang_blocked = gang_info is not None and gang_info.bound + gang_info.fit_together < gang_info.min_member
