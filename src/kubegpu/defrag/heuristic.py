@@ -133,6 +133,29 @@ def _try_host(work: WorkState, t: TargetSpec, n: int, units: list[int], score: D
     return best
 
 
+def _screen(work: WorkState, t: TargetSpec, candidates: np.ndarray, keep: int) -> np.ndarray:
+    """At most `keep` hosts worth an exact lower bound, chosen with array operations.
+
+    A host is possible only if its free room plus everything movable on it covers the target;
+    among those, the ones short of the least (relative to the request) come first.
+    """
+    if len(candidates) <= keep:
+        return candidates
+    prob = work.problem
+    alive = np.array([p not in work.moved for p in range(len(prob.pods))], dtype=bool)
+    reclaim = np.zeros_like(work.free)
+    if alive.any():
+        np.add.at(reclaim, prob.home[alive], prob.vec[alive])
+    free = work.free[candidates]
+    possible = (free + reclaim[candidates] >= t.vec).all(axis=1)
+    short = (np.maximum(t.vec - free, 0) / (t.vec + 1)).sum(axis=1)
+    if t.whole:
+        short = short + np.maximum(t.whole - work.whole_free()[candidates], 0)
+    order = np.lexsort((candidates, short))
+    order = order[possible[order]]
+    return candidates[order[:keep]]
+
+
 def make_room(work: WorkState, t: TargetSpec, score: DestScore, forbidden: np.ndarray,
               budget: Budget, *, max_hosts: int = MAX_HOSTS_TRIED) -> WorkState | None:
     """Make room for one target; returns the new state with the target hosted, or None."""
@@ -144,7 +167,7 @@ def make_room(work: WorkState, t: TargetSpec, score: DestScore, forbidden: np.nd
             idx[np.lexsort((idx, out.free[idx].sum(axis=1)))[0]])
         out.host(t, n)
         return out
-    candidates = np.flatnonzero(t.mask & ~forbidden)
+    candidates = _screen(work, t, np.flatnonzero(t.mask & ~forbidden), 4 * max_hosts)
     ranked = []
     for n in candidates.tolist():
         units = _units_on(work, n)
@@ -172,12 +195,13 @@ def make_room(work: WorkState, t: TargetSpec, score: DestScore, forbidden: np.nd
 
 
 def plan_targets(work: WorkState, targets: list[TargetSpec], score: DestScore, budget: Budget,
-                 forbidden: np.ndarray | None = None) -> tuple[WorkState, list[str]]:
+                 forbidden: np.ndarray | None = None, *,
+                 max_hosts: int = MAX_HOSTS_TRIED) -> tuple[WorkState, list[str]]:
     """Make room for every target in turn (largest first); returns the state and unmet targets."""
     forbidden = np.zeros(work.problem.n, dtype=bool) if forbidden is None else forbidden
     unmet: list[str] = []
     for t in sorted(targets, key=lambda t: (-t.whole, -int(t.vec.sum()))):
-        nxt = make_room(work, t, score, forbidden, budget)
+        nxt = make_room(work, t, score, forbidden, budget, max_hosts=max_hosts)
         if nxt is None:
             unmet.append(t.label)
             continue

@@ -17,8 +17,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_matrix
 
 from kubegpu.defrag.workstate import TargetSpec, WorkState
 
@@ -66,6 +64,10 @@ class _Model:
         self.rhi.append(hi)
 
     def solve(self, time_limit: float):
+        # scipy is imported here: heuristic-only callers (why, doctor) should not pay its import
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.sparse import coo_matrix
+
         a = coo_matrix((self.vals, (self.rows, self.cols)), shape=(len(self.rlo), len(self.cost))).tocsr()
         cons = [LinearConstraint(a, self.rlo, self.rhi)] if self.rlo else []
         return milp(np.asarray(self.cost), constraints=cons, integrality=np.asarray(self.integer),

@@ -12,6 +12,7 @@ beneficiary is checked on the final state; a move the core refuses is banned and
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from datetime import datetime
 
@@ -20,7 +21,7 @@ import numpy as np
 
 from kubegpu.defrag import milp
 from kubegpu.defrag.evictability import DAEMONSET, MIRROR_ANNOTATION, EvictionPolicy
-from kubegpu.defrag.heuristic import Budget, empty_nodes, plan_targets
+from kubegpu.defrag.heuristic import MAX_HOSTS_TRIED, Budget, empty_nodes, plan_targets
 from kubegpu.defrag.plan import Goal, Move, MoveCostInfo, Plan, PodStanding, SolverInfo, Target
 from kubegpu.defrag.problem import DefragProblem, build_problem, replacement_of
 from kubegpu.defrag.workstate import DestScore, TargetSpec, WorkState
@@ -34,10 +35,10 @@ from kubegpu.scheduling.gang import find_gangs
 VERIFY_ROUNDS = 4
 
 
-def _find_beneficiaries(state: ClusterState, name: str) -> tuple[list[Pod], str | None]:
+def _find_beneficiaries(state: ClusterState, name: str, gangs=None) -> tuple[list[Pod], str | None]:
     """The pending pod(s) a pod goal is for: one pod, or every pending member of its gang."""
     ns, _, short = name.rpartition("/")
-    gangs = find_gangs(state)
+    gangs = find_gangs(state) if gangs is None else gangs
     pod = state.pod(ns or "default", short)
     if pod is None and not ns:
         matches = [p for p in state.pods if p.name == short]
@@ -148,15 +149,22 @@ def after_state(state: ClusterState, plan: Plan) -> ClusterState:
 
 
 def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = EvictionPolicy(),
-                now: datetime | None = None, exact: str = "auto", milp_time_limit: float = 20.0) -> Plan:
-    """Plan the fewest safe moves that reach `goal` (see the module docstring)."""
+                now: datetime | None = None, exact: str = "auto", milp_time_limit: float = 20.0,
+                problem: DefragProblem | None = None, max_hosts: int = MAX_HOSTS_TRIED,
+                with_frag: bool = True, gangs=None) -> Plan:
+    """Plan the fewest safe moves that reach `goal` (see the module docstring).
+
+    `problem` lets a caller that plans for many pods of one priority (why --all) build it once
+    (see `problem_for`); `max_hosts` bounds the hosts tried per target; `with_frag=False`
+    gives the moves only (no before/after fragmentation reports, no per-pod standings).
+    """
     beneficiaries: list[Pod] = []
     gang = None
     priority = None
     if goal.kind == "pod":
         if not goal.pod:
             raise UsageError("a pod goal needs the pending pod (--for POD)")
-        beneficiaries, gang = _find_beneficiaries(state, goal.pod)
+        beneficiaries, gang = _find_beneficiaries(state, goal.pod, gangs)
         priority = max(state.priority_of(p) for p in beneficiaries)
         goal = msgspec.structs.replace(goal, gang=gang)
     elif goal.kind == "size":
@@ -166,9 +174,12 @@ def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = Evi
         raise UsageError(f"unknown defrag goal {goal.kind!r}")
     if goal.count < 1:
         raise UsageError("--count must be at least 1")
-    problem = build_problem(state, policy=policy, beneficiary_priority=priority, now=now)
+    if problem is None:
+        problem = build_problem(state, policy=policy, beneficiary_priority=priority, now=now)
+    else:
+        problem = dataclasses.replace(problem, _dest=dict(problem._dest))  # bans stay in this plan
     budget = Budget(goal.max_moves, goal.max_cost_gpu_hours)
-    mix = cluster_mix(state)
+    mix = cluster_mix(state) if with_frag or goal.kind == "size" else None
     start = WorkState.start(problem)
     unmet: list[str] = []
     milp_kwargs: dict = {}
@@ -178,10 +189,10 @@ def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = Evi
     def heuristic(work: WorkState) -> WorkState:
         nonlocal unmet, drained
         if goal.kind == "pod":
-            out, unmet = plan_targets(work, targets, DestScore(), budget)
+            out, unmet = plan_targets(work, targets, DestScore(), budget, max_hosts=max_hosts)
             return out
         if goal.kind == "size":
-            out, unmet = plan_targets(work, targets, DestScore(protect_k=goal.size), budget)
+            out, unmet = plan_targets(work, targets, DestScore(protect_k=goal.size), budget, max_hosts=max_hosts)
             return out
         out, drained = empty_nodes(work, goal.count, milp_kwargs["empty_candidates"], budget)
         unmet = [] if len(drained) >= goal.count else [f"{goal.count - len(drained)} node(s)"]
@@ -244,12 +255,23 @@ def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = Evi
         lb = max(solver.lower_bound, 0.0)
         solver.optimality_gap = round((solver.heuristic_moves - lb) / lb, 4) if lb > 0 else (
             0.0 if solver.heuristic_moves == 0 else None)
-    return _assemble(state, problem, goal, chosen, failure, solver, mix, drained)
+    return _assemble(state, problem, goal, chosen, failure, solver, mix, drained, with_frag=with_frag)
+
+
+def problem_for(state: ClusterState, pod_key: str, *, policy: EvictionPolicy = EvictionPolicy(),
+                now: datetime | None = None, snapshot=None, gangs=None) -> tuple[int, DefragProblem]:
+    """(beneficiary priority, problem) for a pod goal: reusable for every pod of that priority.
+
+    `snapshot` (a SchedulingSnapshot of `state` the caller owns) saves rebuilding one."""
+    beneficiaries, _ = _find_beneficiaries(state, pod_key, gangs)
+    priority = max(state.priority_of(p) for p in beneficiaries)
+    return priority, build_problem(state, policy=policy, beneficiary_priority=priority, now=now,
+                                   snapshot=snapshot)
 
 
 def _assemble(state: ClusterState, problem: DefragProblem, goal: Goal, work: WorkState | None, failure: str,
-              solver: SolverInfo, mix, drained: list[int]) -> Plan:
-    before = msgspec.to_builtins(cluster_frag_report(state, mix))
+              solver: SolverInfo, mix, drained: list[int], *, with_frag: bool = True) -> Plan:
+    before = msgspec.to_builtins(cluster_frag_report(state, mix)) if with_frag else None
     moves: list[Move] = []
     targets: list[Target] = []
     if work is not None:
@@ -275,11 +297,11 @@ def _assemble(state: ClusterState, problem: DefragProblem, goal: Goal, work: Wor
                 cordon=sorted({m.from_ for m in moves}), before=before, solver=solver,
                 total_cost_gpu_hours=round(sum(m.cost.gpu_hours for m in moves if m.cost), 4),
                 verified=work is not None)
-    after = after_state(state, plan) if moves else state
-    plan.after = msgspec.to_builtins(cluster_frag_report(after, mix))
+    after = after_state(state, plan) if moves and (with_frag or goal.kind == "size") else state
+    plan.after = msgspec.to_builtins(cluster_frag_report(after, mix)) if with_frag else None
     if goal.kind == "size" and work is not None:
         plan.targets = _new_slots(state, after, goal.size or 1, mix)
-    plan.pods = _standings(problem, moved)
+    plan.pods = _standings(problem, moved) if with_frag else []
     ledger = work.ledger if work is not None else problem.ledger
     plan.pdb_remaining = ledger.remaining()
     if work is None:

@@ -153,18 +153,52 @@ def smaller_request_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, v: 
 
 
 MAX_PLANNED_MOVES = 8
+MAX_HOSTS_PER_PLAN = 16
+
+
+class MovePlanner:
+    """Move remedies from the defrag planner (one set of safety rules, every filter checked).
+
+    One planning problem is built per beneficiary priority and shared by the pods of that
+    priority; after `limit` plans the rest are left to `kubegpu defrag --for POD`, so
+    `why --all` on thousands of pending pods stays fast. Explicit object, one per why run.
+    """
+
+    def __init__(self, state, *, limit: int | None = None, snapshot: SchedulingSnapshot | None = None,
+                 gangs: dict[str, Gang] | None = None) -> None:
+        self.state = state
+        self.snapshot = snapshot
+        self.gangs = gangs
+        self.limit = limit
+        self.planned = 0
+        self.skipped: list[str] = []
+        self._problems: dict[int, object] = {}
+
+    def plan(self, target: str):
+        from kubegpu.defrag.plan import Goal
+        from kubegpu.defrag.planner import plan_defrag, problem_for
+
+        if self.limit is not None and self.planned >= self.limit:
+            self.skipped.append(target)
+            return None
+        self.planned += 1
+        prio = self.state.priority_of(self.state.pod(*target.split("/", 1)))
+        problem = self._problems.get(prio)
+        if problem is None:
+            prio, problem = problem_for(self.state, target, gangs=self.gangs,
+                                        snapshot=self.snapshot.copy() if self.snapshot is not None else None)
+            self._problems[prio] = problem
+        return plan_defrag(self.state, Goal(kind="pod", pod=target, max_moves=MAX_PLANNED_MOVES), exact="never",
+                           problem=problem, max_hosts=MAX_HOSTS_PER_PLAN, with_frag=False, gangs=self.gangs)
 
 
 def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | None, v: KubeVersion,
-                gangs: dict[str, Gang]) -> Remedy | None:
-    """The defrag planner's fewest safe moves that make room (evictability, PDBs, gangs and every
-    filter checked there, in one place); None when no plan within MAX_PLANNED_MOVES exists."""
-    from kubegpu.defrag.plan import Goal
-    from kubegpu.defrag.planner import plan_defrag
-
+                gangs: dict[str, Gang], planner: MovePlanner | None = None) -> Remedy | None:
+    """The defrag planner's fewest safe moves that make room; None when no plan within
+    MAX_PLANNED_MOVES exists (or the planner's budget for this run is spent)."""
     target = sorted(gang.pending, key=lambda p: p.name)[0].key if gang and gang.pending else outcome.pod.key
-    plan = plan_defrag(snap.state, Goal(kind="pod", pod=target, max_moves=MAX_PLANNED_MOVES), exact="never")
-    if not plan.feasible or not plan.moves:
+    plan = (planner or MovePlanner(snap.state)).plan(target)
+    if plan is None or not plan.feasible or not plan.moves:
         return None
     moves = [{"pod": m.pod, "from": m.from_, "to": m.to,
               "gpu_hours_lost": m.cost.gpu_hours if m.cost else None} for m in plan.moves]
@@ -234,7 +268,8 @@ def scale_remedies(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang 
 
 
 def rank_remedies(snap: SchedulingSnapshot, outcome: FilterOutcome, preemption: PreemptionResult | None,
-                  gang: Gang | None, v: KubeVersion, gangs: dict[str, Gang] | None = None) -> list[Remedy]:
+                  gang: Gang | None, v: KubeVersion, gangs: dict[str, Gang] | None = None,
+                  planner: MovePlanner | None = None) -> list[Remedy]:
     """Every remedy that applies, smallest change first."""
     remedies: list[Remedy] = []
     never, why = never_fits(snap, outcome, v)
@@ -245,7 +280,7 @@ def rank_remedies(snap: SchedulingSnapshot, outcome: FilterOutcome, preemption: 
         remedies += toleration_remedies(snap, outcome, v)
         remedies += selector_remedies(snap, outcome, v)
         if not never:
-            m = move_remedy(snap, outcome, gang, v, gangs if gangs is not None else {})
+            m = move_remedy(snap, outcome, gang, v, gangs if gangs is not None else {}, planner)
             if m is not None:
                 remedies.append(m)
             if p is not None and gang:

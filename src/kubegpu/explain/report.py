@@ -102,6 +102,7 @@ class WhyReport(msgspec.Struct):
     observed_message: str | None = None
     observed: ParsedEvent | None = None
     matches_observed: bool | None = None
+    notes: list[str] = []
 
 
 def observed_message(state, pod: Pod) -> str | None:
@@ -239,7 +240,7 @@ def _gang_info(snap: SchedulingSnapshot, gang: Gang, version: KubeVersion) -> Ga
 
 def explain_pod(snap: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | None = None,
                 gangs: dict[str, Gang] | None = None, node_detail: bool | None = None,
-                with_remedies: bool = True) -> WhyReport:
+                with_remedies: bool = True, planner=None) -> WhyReport:
     """The full why-report for one pod on the snapshot's cluster."""
     from kubegpu.explain.remedies import rank_remedies
 
@@ -267,7 +268,11 @@ def explain_pod(snap: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | No
         matches_observed=(observed == message) if observed and message else None)
     gang_blocked = gang_info is not None and gang_info.bound + gang_info.fit_together < gang_info.min_member
     if with_remedies and (not outcome.schedulable or gang_blocked):
-        report.remedies = rank_remedies(snap, outcome, preemption, gang, v, gangs)
+        skipped = len(planner.skipped) if planner is not None else 0
+        report.remedies = rank_remedies(snap, outcome, preemption, gang, v, gangs, planner)
+        if planner is not None and len(planner.skipped) > skipped:
+            report.notes.append(f"moves not planned here (why --all plans the first {planner.limit} pending "
+                                f"workloads); run: kubegpu defrag --for {pod.key}")
     return report
 
 
@@ -299,15 +304,22 @@ def _signature(state, pod: Pod) -> bytes:
                                 pod.status.nominated_node_name])
 
 
+PLAN_LIMIT = 10  # move remedies planned per why --all run (each is a defrag plan)
+
+
 def explain_all(state, *, namespace: str | None = None, version: KubeVersion | None = None,
-                gpu_only: bool = False, node_detail: bool | None = None) -> list[WhyReport]:
+                gpu_only: bool = False, node_detail: bool | None = None,
+                plan_limit: int | None = PLAN_LIMIT) -> list[WhyReport]:
     """A report for every pending pod (every pending GPU pod with `gpu_only`).
 
     Replicas of one template are evaluated once: their filters, preemption dry run and
     remedies are identical; only the pod name and what the cluster observed differ.
     """
+    from kubegpu.explain.remedies import MovePlanner
+
     snap = SchedulingSnapshot.from_cluster(state)
     gangs = find_gangs(state)
+    planner = MovePlanner(state, limit=plan_limit, snapshot=snap, gangs=gangs)
     seen: dict[bytes, WhyReport] = {}
     out = []
     for pod in pending_pods(state, namespace):
@@ -316,7 +328,8 @@ def explain_all(state, *, namespace: str | None = None, version: KubeVersion | N
         sig = _signature(state, pod)
         first = seen.get(sig)
         if first is None:
-            report = seen[sig] = explain_pod(snap, pod, version=version, gangs=gangs, node_detail=node_detail)
+            report = seen[sig] = explain_pod(snap, pod, version=version, gangs=gangs, node_detail=node_detail,
+                                             planner=planner)
         else:
             observed = observed_message(state, pod)
             report = msgspec.structs.replace(

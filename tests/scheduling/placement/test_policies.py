@@ -140,3 +140,15 @@ def test_kubegpu_breaks_fgd_ties_away_from_memory_starved_nodes():
     # with no memory in the workload it is exactly FGD
     blind = ShapeMix([TaskShape(cpu_milli=4000, num_gpu=1, gpu_milli=1000)])
     assert make_policy("kubegpu", mix=blind).choose(s, task, s.fit_mask(task)).node == 0
+
+
+def test_kubegpu_does_not_steer_pods_onto_models_that_pinned_shapes_need():
+    free = TaskShape(cpu_milli=4000, num_gpu=1, gpu_milli=1000, mem_bytes=48 * GIB, weight=3)
+    pinned = TaskShape(cpu_milli=4000, num_gpu=1, gpu_milli=1000, models=frozenset({"G2"}), weight=1)
+    # two G2 nodes with the same FGD score; n0 comes first but the pod would starve its memory
+    s = PlacementState(names=["n0", "n1"], cpu_alloc=[96_000] * 2, mem_alloc=[80 * GIB, 400 * GIB],
+                       dev_total=[[1000] * 2] * 2, gpu_model=[0, 0], gpu_models=["G2"])
+    task = Task(cpu_milli=4000, mem_bytes=64 * GIB, num_gpu=1, gpu_milli=1000)
+    assert make_policy("kubegpu", mix=ShapeMix([free])).choose(s, task, s.fit_mask(task)).node == 1
+    # G2 is what the pinned shape depends on: the tie-break may not move pods around among G2 nodes
+    assert make_policy("kubegpu", mix=ShapeMix([free, pinned])).choose(s, task, s.fit_mask(task)).node == 0

@@ -13,7 +13,10 @@ The policy:
     nodes the pod would leave *memory-starved*: after placement the node's free memory, divided
     by what its free GPU share would typically need (the mix's memory per milli-GPU), is below 1.
     Balance = min(1, that ratio); highest balance wins, then the fixed order (so FGD's
-    first-fit-among-equals behaviour is kept wherever memory is not at stake).
+    first-fit-among-equals behaviour is kept wherever memory is not at stake);
+  * the tie-break never steers a pod onto a GPU model that model-constrained shapes of the mix
+    depend on (FGD's own pick excepted): moving, say, unconstrained pods onto the T4 nodes that
+    T4-only tasks need would trade memory balance for GPU-type fragmentation.
 
 Also tried and rejected (worse on some shared trace): a memory-aware measure, exact device
 choice, best-fit / worst-fit / packing / CPU-balance tie-breaks, GPU-weighted mixes.
@@ -44,6 +47,7 @@ class KubegpuPolicy(FGD):
     def __init__(self, mix: ShapeMix) -> None:
         super().__init__(mix)
         self.memory_per_milli = memory_per_milli_gpu(mix)
+        self.reserved_models = frozenset().union(*(s.models for s in mix.shapes if s.models and s.num_gpu))
 
     def memory_balance(self, state: PlacementState, task: Task, nodes: np.ndarray) -> np.ndarray:
         """min(1, free memory after / memory the remaining free GPU share would typically need)."""
@@ -61,5 +65,9 @@ class KubegpuPolicy(FGD):
         score, device = self.scored(state, task, nodes)
         top = score == score.max()
         tied, tied_device = nodes[top], device[top]
+        if self.reserved_models and tied.size > 1:
+            first = tied[np.argmin(state.tie_rank[tied])]
+            keep = ~state.model_mask(self.reserved_models)[tied] | (tied == first)
+            tied, tied_device = tied[keep], tied_device[keep]
         node = best_node(tied, self.memory_balance(state, task, tied), state.tie_rank)
         return Placement(node, self._devices(state, task, node, int(tied_device[tied == node][0])))
