@@ -45,9 +45,12 @@ def _read_bytes(path: Path, where: str) -> bytes:
     if data[:2] == b"\x1f\x8b":
         data = _gunzip(data, where)
     if len(data) > MAX_BYTES:
-        raise InputError(f"larger than {MAX_BYTES // 1024**3} GiB; split the dump by namespace or kind",
-                         where=where)
+        raise InputError(f"larger than {_size(MAX_BYTES)}; split the dump by namespace or kind", where=where)
     return data
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024**3:g} GiB" if n >= 1024**3 else f"{n / 1024**2:g} MiB" if n >= 1024**2 else f"{n} bytes"
 
 
 def _gunzip(data: bytes, where: str) -> bytes:
@@ -55,7 +58,7 @@ def _gunzip(data: bytes, where: str) -> bytes:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         out = d.decompress(data, MAX_BYTES + 1)
         if d.unconsumed_tail:
-            raise InputError(f"decompresses to more than {MAX_BYTES // 1024**3} GiB", where=where)
+            raise InputError(f"decompresses to more than {_size(MAX_BYTES)}", where=where)
         return out
     except (zlib.error, gzip.BadGzipFile, EOFError) as err:
         raise InputError(f"corrupt gzip data: {err}", where=where) from None
