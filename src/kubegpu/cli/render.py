@@ -21,8 +21,7 @@ from kubegpu.errors import InputError
 
 def to_plain(data: Any) -> Any:
     """Structs, tuples and sets to plain JSON-able data."""
-    return msgspec.to_builtins(data, order="deterministic") if not isinstance(data, (dict, list)) \
-        else msgspec.to_builtins(data)
+    return msgspec.to_builtins(data)  # keeps field and key order as the engines built them
 
 
 def dump_json(data: Any) -> str:
