@@ -266,7 +266,7 @@ def problem_for(state: ClusterState, pod_key: str, *, policy: EvictionPolicy = E
     beneficiaries, _ = _find_beneficiaries(state, pod_key, gangs)
     priority = max(state.priority_of(p) for p in beneficiaries)
     return priority, build_problem(state, policy=policy, beneficiary_priority=priority, now=now,
-                                   snapshot=snapshot)
+                                   snapshot=snapshot, gangs=gangs)
 
 
 def _assemble(state: ClusterState, problem: DefragProblem, goal: Goal, work: WorkState | None, failure: str,

@@ -173,15 +173,15 @@ def _device_deltas(state: ClusterState, table: NodeTable) -> dict[str, np.ndarra
 
 def build_problem(state: ClusterState, *, policy: EvictionPolicy = EvictionPolicy(),
                   beneficiary_priority: int | None = None, now: datetime | None = None,
-                  snapshot: SchedulingSnapshot | None = None) -> DefragProblem:
-    """Everything a planner needs, computed once."""
+                  snapshot: SchedulingSnapshot | None = None, gangs=None) -> DefragProblem:
+    """Everything a planner needs, computed once (`snapshot`, `gangs`: reuse the caller's)."""
     snap = snapshot if snapshot is not None else SchedulingSnapshot.from_cluster(state)
     table = NodeTable.from_cluster(state)
     if table.names != snap.names:
         raise AssertionError("NodeTable and scheduling snapshot disagree on node order")
     free = snap.alloc - snap.requested
     pods_free = snap.allowed_pods - snap.pod_count
-    groups = move_groups(state)
+    groups = move_groups(state, gangs)
     bound = [p for p in state.pods if p.spec.node_name in snap.index and not p.is_terminal]
     ledger = BudgetLedger(state)
     standing = classify(state, bound, gangs=groups, beneficiary_priority=beneficiary_priority, policy=policy,

@@ -35,10 +35,12 @@ def _cofailing_key(pod: Pod) -> str | None:
     return None
 
 
-def move_groups(state: ClusterState) -> dict[str, str]:
-    """pod key -> group name, for every bound pod that belongs to a group of two or more running pods."""
+def move_groups(state: ClusterState, gangs=None) -> dict[str, str]:
+    """pod key -> group name, for every bound pod that belongs to a group of two or more running pods.
+
+    `gangs` (find_gangs(state)) may be passed by a caller that has it already."""
     groups: dict[str, list[str]] = defaultdict(list)
-    for gang in find_gangs(state).values():
+    for gang in (find_gangs(state) if gangs is None else gangs).values():
         for pod in gang.bound:
             groups[gang.key].append(pod.key)
     claimed = {k for keys in groups.values() for k in keys}

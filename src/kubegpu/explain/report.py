@@ -304,7 +304,7 @@ def _signature(state, pod: Pod) -> bytes:
                                 pod.status.nominated_node_name])
 
 
-PLAN_LIMIT = 10  # move remedies planned per why --all run (each is a defrag plan)
+PLAN_LIMIT = 6  # move remedies planned per why --all run (each is a defrag plan)
 
 
 def explain_all(state, *, namespace: str | None = None, version: KubeVersion | None = None,
