@@ -13,9 +13,10 @@ import numpy as np
 from kubegpu.fragmentation.shapes import ShapeMix
 from kubegpu.scheduling.placement.state import PlacementState
 
-PADDING, USED, FREE, PARTLY_FREE, STRANDED = range(5)
-COLOURS = ["#ffffff", "#5b6770", "#2ca02c", "#98df8a", "#d62728"]
-LABELS = ["", "allocated", "free", "partly used, rest usable", "free but stranded"]
+PADDING, USED, FREE, PARTLY_FREE, STRANDED, ISOLATED = range(6)
+COLOURS = ["#ffffff", "#5b6770", "#2ca02c", "#98df8a", "#d62728", "#ff9f1c"]
+LABELS = ["", "allocated", "free", "partly used, rest usable", "free but stranded",
+          "free, too few on the node for the mix's multi-GPU pods"]
 
 
 def device_categories(state: PlacementState, mix: ShapeMix) -> np.ndarray:
@@ -33,6 +34,13 @@ def device_categories(state: PlacementState, mix: ShapeMix) -> np.ndarray:
     out[usable & (free == total)] = FREE
     out[usable & (free < total)] = PARTLY_FREE
     out[has_free & ~usable] = STRANDED
+    # whole free devices that no multi-GPU shape of the mix can use: fewer on the node than the
+    # smallest multi-GPU request (the demo's "87% allocated, no 2-GPU pod fits")
+    multi = mix.num_gpu[mix.is_gpu & (mix.num_gpu >= 2)]
+    if multi.size:
+        whole_free = ((total > 0) & (free == total)).sum(axis=1)
+        lonely = (whole_free > 0) & (whole_free < int(multi.min()))
+        out[(out == FREE) & lonely[:, None]] = ISOLATED
     return out
 
 
@@ -53,13 +61,17 @@ def frag_figure(state: PlacementState, mix: ShapeMix, *, max_nodes: int = 400):
     height = min(2 + 0.18 * len(order), 60)
     fig = Figure(figsize=(2 + 0.5 * grid.shape[1], height))
     ax = fig.add_subplot()
-    ax.imshow(grid if grid.size else np.zeros((1, 1)), cmap=ListedColormap(COLOURS), vmin=0, vmax=4,
+    ax.imshow(grid if grid.size else np.zeros((1, 1)), cmap=ListedColormap(COLOURS), vmin=0, vmax=len(COLOURS) - 1,
               aspect="auto", interpolation="nearest")
     ax.set_yticks(range(len(order)), [state.names[i] for i in order], fontsize=6)
     ax.set_xticks(range(grid.shape[1]), [str(d) for d in range(grid.shape[1])])
+    ax.xaxis.tick_top()
+    ax.xaxis.set_label_position("top")
     ax.set_xlabel("GPU device")
-    ax.set_title(f"GPU devices of {len(gpu_nodes)} GPU nodes ({int((cats == STRANDED).sum())} with stranded free share)")
-    ax.legend(handles=[Patch(color=COLOURS[c], label=LABELS[c]) for c in (USED, FREE, PARTLY_FREE, STRANDED)],
-              loc="upper center", bbox_to_anchor=(0.5, -0.04), ncol=2, fontsize=7)
+    ax.set_title(f"GPU devices of {len(gpu_nodes)} GPU nodes: {int((cats == STRANDED).sum())} stranded, "
+                 f"{int((cats == ISOLATED).sum())} free but isolated", fontsize=9)
+    ax.legend(handles=[Patch(color=COLOURS[c], label=LABELS[c])
+                       for c in (USED, FREE, PARTLY_FREE, STRANDED, ISOLATED)],
+              loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=2, fontsize=7)
     fig.tight_layout()
     return fig
