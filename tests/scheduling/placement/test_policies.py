@@ -142,13 +142,26 @@ def test_kubegpu_breaks_fgd_ties_away_from_memory_starved_nodes():
     assert make_policy("kubegpu", mix=blind).choose(s, task, s.fit_mask(task)).node == 0
 
 
-def test_kubegpu_does_not_steer_pods_onto_models_that_pinned_shapes_need():
+def test_kubegpu_leaves_reserved_gpu_models_to_the_pods_pinned_to_them():
+    free = TaskShape(cpu_milli=4000, num_gpu=1, gpu_milli=1000, mem_bytes=48 * GIB, weight=3)
+    pinned = TaskShape(cpu_milli=4000, num_gpu=1, gpu_milli=1000, models=frozenset({"T4"}), weight=1)
+    mix = ShapeMix([free, pinned])
+    # a T4 node first in order and a G2 node: both idle, the same FGD score
+    s = PlacementState(names=["t4", "g2"], cpu_alloc=[96_000] * 2, mem_alloc=[400 * GIB] * 2,
+                       dev_total=[[1000] * 2] * 2, gpu_model=[0, 1], gpu_models=["T4", "G2"])
+    task = Task(cpu_milli=4000, mem_bytes=32 * GIB, num_gpu=1, gpu_milli=1000)
+    # an unpinned pod leaves the T4 to the T4-only tasks (whatever the node order says)
+    assert make_policy("kubegpu", mix=mix).choose(s, task, s.fit_mask(task)).node == 1
+    # a pod pinned to T4 still goes there
+    t4 = Task(cpu_milli=4000, mem_bytes=32 * GIB, num_gpu=1, gpu_milli=1000, models=frozenset({"T4"}))
+    assert make_policy("kubegpu", mix=mix).choose(s, t4, s.fit_mask(t4)).node == 0
+
+
+def test_kubegpu_balances_memory_even_among_reserved_model_nodes():
     free = TaskShape(cpu_milli=4000, num_gpu=1, gpu_milli=1000, mem_bytes=48 * GIB, weight=3)
     pinned = TaskShape(cpu_milli=4000, num_gpu=1, gpu_milli=1000, models=frozenset({"G2"}), weight=1)
-    # two G2 nodes with the same FGD score; n0 comes first but the pod would starve its memory
+    # only G2 nodes: no other model to step to, so memory balance decides among them
     s = PlacementState(names=["n0", "n1"], cpu_alloc=[96_000] * 2, mem_alloc=[80 * GIB, 400 * GIB],
                        dev_total=[[1000] * 2] * 2, gpu_model=[0, 0], gpu_models=["G2"])
     task = Task(cpu_milli=4000, mem_bytes=64 * GIB, num_gpu=1, gpu_milli=1000)
-    assert make_policy("kubegpu", mix=ShapeMix([free])).choose(s, task, s.fit_mask(task)).node == 1
-    # G2 is what the pinned shape depends on: the tie-break may not move pods around among G2 nodes
-    assert make_policy("kubegpu", mix=ShapeMix([free, pinned])).choose(s, task, s.fit_mask(task)).node == 0
+    assert make_policy("kubegpu", mix=ShapeMix([free, pinned])).choose(s, task, s.fit_mask(task)).node == 1

@@ -7,16 +7,13 @@ carry 48 GiB per GPU, a median 1-GPU task asks 47 GiB). The paper's measure igno
 
 The policy:
   * node score = FGD's, unchanged: int(100·sigmoid(−Δ/1000)) with Δ the change of the paper's
-    F_n(M), and FGD's device choice. Many nodes share the top score (the score is coarse on
-    purpose: exact Δ, tried, is much worse);
-  * among the top-scoring nodes FGD takes the first in a fixed node order. We first drop the
-    nodes the pod would leave *memory-starved*: after placement the node's free memory, divided
-    by what its free GPU share would typically need (the mix's memory per milli-GPU), is below 1.
-    Balance = min(1, that ratio); highest balance wins, then the fixed order (so FGD's
-    first-fit-among-equals behaviour is kept wherever memory is not at stake);
-  * the tie-break never steers a pod onto a GPU model that model-constrained shapes of the mix
-    depend on (FGD's own pick excepted): moving, say, unconstrained pods onto the T4 nodes that
-    T4-only tasks need would trade memory balance for GPU-type fragmentation.
+    F_n(M), and FGD's device choice. The score is coarse on purpose (exact Δ, tried, is much
+    worse); we widen FGD's tie to every node within SCORE_SLACK (1 point of 100) of the best;
+  * an unpinned pod leaves the GPU types that model-pinned shapes of the mix need (say the T4
+    nodes T4-only tasks depend on) to them, whenever a near-equal node of another type exists;
+  * among what remains, the node the pod leaves least *memory-starved* wins: balance = min(1,
+    free memory after placement / memory its free GPU share would typically need, from the
+    mix's memory per milli-GPU); then the fixed node order (FGD's first fit among equals).
 
 Also tried and rejected (worse on some shared trace): a memory-aware measure, exact device
 choice, best-fit / worst-fit / packing / CPU-balance tie-breaks, GPU-weighted mixes.
@@ -27,7 +24,6 @@ from __future__ import annotations
 import numpy as np
 
 from kubegpu.fragmentation.shapes import ShapeMix
-from kubegpu.scheduling.placement.policies.base import best_node
 from kubegpu.scheduling.placement.policies.fgd import FGD
 from kubegpu.scheduling.placement.state import PlacementState
 from kubegpu.scheduling.placement.task import Placement, Task
@@ -39,6 +35,9 @@ def memory_per_milli_gpu(mix: ShapeMix) -> float:
     milli = float((mix.weight[gpu] * mix.num_gpu[gpu] * mix.gpu_milli[gpu]).sum())
     memory = float((mix.weight[gpu] * mix.mem_bytes[gpu]).sum())
     return memory / milli if milli > 0 else 0.0
+
+
+SCORE_SLACK = 1  # FGD scores within this many points (of 100) count as tied
 
 
 class KubegpuPolicy(FGD):
@@ -63,11 +62,17 @@ class KubegpuPolicy(FGD):
         if nodes.size == 0:
             return None
         score, device = self.scored(state, task, nodes)
-        top = score == score.max()
-        tied, tied_device = nodes[top], device[top]
-        if self.reserved_models and tied.size > 1:
-            first = tied[np.argmin(state.tie_rank[tied])]
-            keep = ~state.model_mask(self.reserved_models)[tied] | (tied == first)
-            tied, tied_device = tied[keep], tied_device[keep]
-        node = best_node(tied, self.memory_balance(state, task, tied), state.tie_rank)
-        return Placement(node, self._devices(state, task, node, int(tied_device[tied == node][0])))
+        cand = score >= score.max() - SCORE_SLACK
+        if self.reserved_models and not task.models:
+            # an unpinned pod leaves the GPU types that pinned shapes need to them, when a
+            # near-equal node of another type exists
+            spare = cand & ~state.model_mask(self.reserved_models)[nodes]
+            if spare.any():
+                cand = spare
+        idx = np.flatnonzero(cand)
+        balance = self.memory_balance(state, task, nodes[idx])
+        # highest memory balance, then the higher FGD score, then the fixed node order
+        order = np.lexsort((state.tie_rank[nodes[idx]], -balance))
+        i = int(idx[order[0]])
+        node = int(nodes[i])
+        return Placement(node, self._devices(state, task, node, int(device[i])))
