@@ -15,11 +15,12 @@ _SEVERITY_STYLE = {"error": "bold red", "warn": "yellow", "info": "dim"}
 
 def _print_tables(con, data: dict) -> None:
     s = data["sections"]
-    t = s["status"]["totals"]
     con.print(f"[bold]kubegpu doctor[/] — {data['source']}"
               + (f" (Kubernetes {data['server_version']})" if data.get("server_version") else ""))
-    con.print(f"\n[bold]Status[/]  {t['nodes']} nodes, {t['gpu_nodes']} with GPUs: {t['gpus']['total']} GPUs, "
-              f"{t['gpus']['allocated']} allocated ({t['allocation_ratio']:.1%}), {t['gpus']['free']} free")
+    if "status" in s:
+        t = s["status"]["totals"]
+        con.print(f"\n[bold]Status[/]  {t['nodes']} nodes, {t['gpu_nodes']} with GPUs: {t['gpus']['total']} GPUs, "
+                  f"{t['gpus']['allocated']} allocated ({t['allocation_ratio']:.1%}), {t['gpus']['free']} free")
     f = s.get("fragmentation")
     if f:
         fits = ", ".join(f"{k}-GPU: {v}" for k, v in f["fits_by_size"].items())
@@ -28,7 +29,8 @@ def _print_tables(con, data: dict) -> None:
                   f"({f['fragmentation']['amount_milli_gpu'] / 1000:g} GPUs fragmented)\n"
                   f"  pods that fit now   {fits}\n  stranded GPUs       {stranded}")
     pending = s.get("pending") or []
-    con.print(f"\n[bold]Pending GPU pods[/]  {len(pending)}")
+    if "pending" in s:
+        con.print(f"\n[bold]Pending GPU pods[/]  {len(pending)}")
     if pending:
         table = Table(box=None, pad_edge=False, header_style="bold")
         for col in ("POD", "KUBE-SCHEDULER SAYS", "FIRST REMEDY"):
@@ -41,7 +43,7 @@ def _print_tables(con, data: dict) -> None:
     if plan:
         con.print(f"\n[bold]Defrag preview[/] (not applied)  {plan.get('message', '')}")
         for m in plan.get("moves", []):
-            con.print(f"  move {m['pod']}  {m['from']} -> {m['to']}  ({m['gpu_hours']:g} GPU-h lost)")
+            con.print(f"  move {m['pod']}  {m['from']} -> {m['to']}  ({m['gpu_hours']:.2f} GPU-h lost)")
         if plan.get("command"):
             con.print(f"  to plan it in full: {plan['command']}")
     audit = s.get("audit")

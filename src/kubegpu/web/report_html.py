@@ -74,7 +74,7 @@ def render_html(report: DoctorReport, sections: dict[str, Any], gpu_map_png: byt
                      f"<p>{_e(plan.get('message', ''))}</p>")
         if plan.get("moves"):
             parts.append(_table(["pod", "from", "to", "GPU-hours lost"],
-                                [[m["pod"], m["from"], m["to"], m["gpu_hours"]] for m in plan["moves"]]))
+                                [[m["pod"], m["from"], m["to"], f"{m['gpu_hours']:.2f}"] for m in plan["moves"]]))
     audit = sections.get("audit")
     if audit:
         parts.append(f"<h2>Audit (score {audit['score']}/100)</h2>")
