@@ -12,7 +12,6 @@ When the pod can never fit on the nodes that exist, scale (if any group fits) an
 
 from __future__ import annotations
 
-from datetime import datetime
 
 import msgspec
 import numpy as np
@@ -39,41 +38,13 @@ from kubegpu.explain.variants import (
     without_selector_key,
 )
 
-CHECKPOINT_ANNOTATIONS = ("kubegpu.io/last-checkpoint", "volcano.sh/last-checkpoint-time",
-                          "training.kubeflow.org/last-checkpoint")
-MOVE_CANDIDATE_NODES = 8
-MAX_MOVES_PER_NODE = 4
-
-
-def _parse_time(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-def _now(state: ClusterState) -> datetime | None:
-    return _parse_time(state.captured_at)
-
-
 def lost_gpu_hours(state: ClusterState, pod: Pod) -> dict:
-    """GPU-hours a victim loses: since its last checkpoint when annotated, else unknown."""
-    gpus = state.pod_requests(pod).get(GPU, 0)
-    now = _now(state)
-    out: dict = {"gpus": gpus}
-    ckpt = next((pod.annotations[k] for k in CHECKPOINT_ANNOTATIONS if pod.annotations.get(k)), None)
-    start = _parse_time(pod.status.start_time)
-    if now and start:
-        out["running_hours"] = round((now - start).total_seconds() / 3600, 2)
-    if ckpt and now and _parse_time(ckpt):
-        hours = max((now - _parse_time(ckpt)).total_seconds() / 3600, 0)  # type: ignore[operator]
-        out["last_checkpoint"] = ckpt
-        out["gpu_hours_lost"] = round(hours * gpus, 2)
-    else:
-        out["gpu_hours_lost"] = None
-    return out
+    """What evicting a victim throws away, priced by the one cost model the defrag planner uses:
+    GPU-hours since its last checkpoint (annotations) or since it started, plus restart time."""
+    from kubegpu.defrag.cost import move_cost, state_now
+
+    cost = move_cost(state, pod, state_now(state))
+    return {"gpus": cost.gpus, "gpu_hours_lost": cost.gpu_hours, "lost_basis": cost.basis}
 
 
 def preempt_remedy(snap: SchedulingSnapshot, result: PreemptionResult | None) -> Remedy | None:
@@ -89,8 +60,8 @@ def preempt_remedy(snap: SchedulingSnapshot, result: PreemptionResult | None) ->
         victims.append(entry)
     names = ", ".join(f"{v['pod']} (priority {v['priority']}" + (", breaks its PDB" if v["violates_pdb"] else "")
                       + ")" for v in victims)
-    lost = [v["gpu_hours_lost"] for v in victims if v["gpu_hours_lost"] is not None]
-    tail = f"; about {sum(lost):.1f} GPU-hours lost since their last checkpoints" if lost else ""
+    lost = sum(v["gpu_hours_lost"] for v in victims)
+    tail = f"; about {lost:.1f} GPU-hours of work lost (since checkpoints or start, plus restart)" if lost else ""
     return Remedy(kind="preempt", cost=0, fits_nodes=len(result.candidates),
                   summary=f"preempt on {c.node}: {names}{tail} (kube-scheduler does this by itself)",
                   details={"node": c.node, "victims": victims, "pdb_violations": c.num_pdb_violations})
