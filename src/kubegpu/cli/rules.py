@@ -20,7 +20,7 @@ def _labels(values: tuple[str, ...]) -> dict[str, str]:
 
 
 def _duration(value: str, flag: str) -> str:
-    from kubegpu.audit.checks.autoscaling import parse_duration
+    from kubegpu.model.timeutil import parse_duration
 
     seconds = parse_duration(value)
     if seconds is None or seconds <= 0:

@@ -10,11 +10,12 @@ the pod started is lost. Restart time (image pull, NCCL init, data reload) comes
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.timeutil import parse_duration as _parse_duration
+from kubegpu.model.timeutil import parse_time
 from kubegpu.model.gpu import MILLI
 from kubegpu.model.kinds import Pod
 
@@ -25,38 +26,9 @@ RESTART_TIME = "kubegpu.io/restart-time"
 DEFAULT_GPU_RESTART_S = 300.0   # image pull of a multi-GB training image, NCCL init, data reload
 DEFAULT_CPU_RESTART_S = 30.0
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)")
-_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-
-
 def parse_duration(text: str) -> float | None:
     """Seconds in a Go duration ("1h30m", "90s") or a plain number of seconds; None if unreadable."""
-    t = text.strip()
-    if not t:
-        return None
-    try:
-        value = float(t)
-        return value if value >= 0 else None
-    except ValueError:
-        pass
-    pos, total = 0, 0.0
-    for m in _DURATION_PART.finditer(t):
-        if m.start() != pos:
-            return None
-        total += float(m.group(1)) * _UNIT_S[m.group(2)]
-        pos = m.end()
-    return total if pos == len(t) and pos > 0 else None
-
-
-def parse_time(text: str | None) -> datetime | None:
-    """An RFC 3339 timestamp (as Kubernetes writes them) as an aware datetime; None if unreadable."""
-    if not text:
-        return None
-    try:
-        dt = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return _parse_duration(text, bare_seconds=True)
 
 
 def state_now(state: ClusterState, now: datetime | None = None) -> datetime:

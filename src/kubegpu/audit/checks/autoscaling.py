@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from typing import Any, Iterator
 
@@ -12,24 +11,12 @@ from kubegpu.audit.findings import CLUSTER_OBJECT, Hit, Patch
 from kubegpu.audit.workloads import controller_templates
 from kubegpu.model.kinds import GenericObject, Workload
 from kubegpu.model.pools import node_pool
+from kubegpu.model.timeutil import parse_duration
 
 # upstream defaults (cluster-autoscaler pkg/config/flags/flags.go)
 CA_DEFAULTS = {"scale-down-delay-after-add": "10m", "scale-down-unneeded-time": "10m",
                "scale-down-utilization-threshold": "0.5", "scale-down-gpu-utilization-threshold": "0.5"}
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 GPU_REQUIREMENT_HINTS = ("gpu", "accelerator")
-
-
-def parse_duration(text: str) -> float | None:
-    """A Go duration ('10m', '1h30m', '600s', '0') in seconds; None if it is not one."""
-    text = text.strip()
-    if text in ("0", ""):
-        return 0.0 if text == "0" else None
-    parts = _DURATION.findall(text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        return None
-    return sum(float(n) * _UNIT_SECONDS[u] for n, u in parts)
 
 
 def container_flags(args: list[str]) -> dict[str, str]:
