@@ -79,3 +79,14 @@ def test_cpu_node_has_no_gpu_columns():
     s = ClusterState([node("a", {}), node("b", {"nvidia.com/gpu": "2"})])
     t = NodeTable.from_cluster(s)
     assert t.gpu_model.tolist() == [-1, 0] and t.dev_total.shape == (2, 2)
+
+
+def test_gpu_model_from_cloud_labels_without_gfd():
+    # GKE names the accelerator on the node; no GPU Feature Discovery labels
+    s = ClusterState([node("gke-a", {"nvidia.com/gpu": "8"}, {"cloud.google.com/gke-accelerator": "nvidia-tesla-a100"}),
+                      node("eks-b", {"nvidia.com/gpu": "4"}, {"k8s.amazonaws.com/accelerator": "nvidia-tesla-t4"})])
+    t = NodeTable.from_cluster(s)
+    assert t.gpu_models == ["nvidia-tesla-a100", "nvidia-tesla-t4"]
+    pinned = gpu_pod("p", None, {"nvidia.com/gpu": "1"})
+    pinned.spec.node_selector = {"cloud.google.com/gke-accelerator": "nvidia-tesla-a100"}
+    assert s.gpu_demand(pinned).models == frozenset({"nvidia-tesla-a100"})

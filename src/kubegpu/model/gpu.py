@@ -28,6 +28,9 @@ LABEL_REPLICAS = "nvidia.com/gpu.replicas"
 LABEL_STRATEGY = "nvidia.com/gpu.sharing-strategy"
 LABEL_MEMORY = "nvidia.com/gpu.memory"
 LABEL_MIG_STRATEGY = "nvidia.com/mig.strategy"
+# Where a GPU model is named when GPU Feature Discovery is not installed (cloud node labels).
+MODEL_LABELS = (LABEL_PRODUCT, "cloud.google.com/gke-accelerator", "k8s.amazonaws.com/accelerator",
+                "kubernetes.azure.com/accelerator", "node.kubernetes.io/gpu.product")
 
 # A MIG profile name: "1g.10gb", "3g.40gb", "1g.20gb+me"; the leading number is compute slices of 7.
 _MIG_PROFILE = re.compile(r"^(\d+)g\.(\d+)gb")
@@ -79,7 +82,7 @@ def mig_slices(profile: str) -> int:
 def node_gpu(node: Node, allocatable: dict[str, int]) -> NodeGpu:
     """Read a node's physical GPUs from its resources and GFD / device-plugin labels."""
     labels = node.metadata.labels
-    product = labels.get(LABEL_PRODUCT)
+    product = next((labels[k] for k in MODEL_LABELS if labels.get(k)), None)
     if product and product.endswith("-SHARED"):
         product = product[: -len("-SHARED")]
     count_label = _int_label(labels, LABEL_COUNT)
@@ -152,7 +155,7 @@ def pod_gpu_demand(pod: Pod, requests: dict[str, int], node: NodeGpu | None = No
 
 def _pinned_models(pod: Pod) -> frozenset[str] | None:
     """GPU models a pod is pinned to through nodeSelector or a required In term on the product label."""
-    wanted = pod.spec.node_selector.get(LABEL_PRODUCT)
+    wanted = next((pod.spec.node_selector[k] for k in MODEL_LABELS if pod.spec.node_selector.get(k)), None)
     if wanted:
         return frozenset({wanted})
     aff = pod.spec.affinity
@@ -160,7 +163,7 @@ def _pinned_models(pod: Pod) -> frozenset[str] | None:
     if req:
         allowed: set[str] = set()
         for term in req.node_selector_terms:
-            values = [e.values for e in term.match_expressions if e.key == LABEL_PRODUCT and e.operator == "In"]
+            values = [e.values for e in term.match_expressions if e.key in MODEL_LABELS and e.operator == "In"]
             if not values:
                 return None  # an ORed term without a model pin admits any model
             allowed.update(values[0])
