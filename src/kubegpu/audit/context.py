@@ -21,9 +21,19 @@ from kubegpu.model.nodetable import NodeTable
 
 
 class AuditContext:
-    def __init__(self, state: ClusterState, config: AuditConfig | None = None) -> None:
+    """`table`, `pending` and `frag` let a caller that computed them already (doctor) hand them in
+    instead of having the checks compute the same NodeTable, why-summaries and frag report again."""
+
+    def __init__(self, state: ClusterState, config: AuditConfig | None = None, *, table: NodeTable | None = None,
+                 pending: list | None = None, frag: Any = None) -> None:
         self.state = state
         self.config = config or AuditConfig()
+        if table is not None:
+            self.table = table
+        if pending is not None:
+            self.pending_summaries = pending
+        if frag is not None:
+            self.frag_report = frag
 
     def param(self, check_id: str, name: str) -> Any:
         return self.config.param(CATALOG_BY_ID[check_id], name)
@@ -49,6 +59,24 @@ class AuditContext:
     @cached_property
     def table(self) -> NodeTable:
         return NodeTable.from_cluster(self.state)
+
+    @cached_property
+    def pending_summaries(self) -> list | None:
+        """The explain engine's one-line summary per Pending GPU pod (None without the engine)."""
+        try:
+            from kubegpu.explain.summary import pending_summary
+        except ImportError:
+            return None
+        return pending_summary(self.state)
+
+    @cached_property
+    def frag_report(self) -> Any:
+        """The fragmentation engine's report of this cluster (None without the engine)."""
+        try:
+            from kubegpu.fragmentation.cluster import cluster_frag_report
+        except ImportError:
+            return None
+        return cluster_frag_report(self.state)
 
     @cached_property
     def gpu_nodes(self) -> list[Node]:

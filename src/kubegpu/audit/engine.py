@@ -76,10 +76,12 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
 
 
 def run_audit(state: ClusterState, config: AuditConfig | None = None, *,
-              checks: list[str] | None = None) -> AuditReport:
-    """Run the selected checks over `state` and score the result."""
+              checks: list[str] | None = None, table=None, pending=None, frag=None) -> AuditReport:
+    """Run the selected checks over `state` and score the result.
+
+    `table`, `pending` and `frag`: results the caller already has (see AuditContext)."""
     config = config or AuditConfig()
-    ctx = AuditContext(state, config)
+    ctx = AuditContext(state, config, table=table, pending=pending, frag=frag)
     findings: list[Finding] = []
     credits: list[float] = []
     suppressed = 0

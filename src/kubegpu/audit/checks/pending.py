@@ -19,17 +19,10 @@ TRANSIENT_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernete
 
 def _explain_engine(ctx: AuditContext) -> dict[str, dict[str, Any]]:
     """pod key -> the explain engine's entry (reason, first_remedy, gang), when it is installed."""
-    try:
-        from kubegpu.explain.summary import pending_summary  # type: ignore[import-not-found]
-    except ImportError:
+    summaries = ctx.pending_summaries
+    if summaries is None:
         return {}
-    data = msgspec.to_builtins(pending_summary(ctx.state))
-    items = data.get("pods", data.get("items", [])) if isinstance(data, dict) else data
-    out: dict[str, dict[str, Any]] = {}
-    for item in items if isinstance(items, list) else []:
-        if isinstance(item, dict) and isinstance(item.get("pod"), str):
-            out[item["pod"]] = item
-    return out
+    return {item["pod"]: item for item in msgspec.to_builtins(summaries)}
 
 
 def _last_failed_scheduling(ctx: AuditContext, pod: Pod) -> str | None:
