@@ -7,7 +7,6 @@ command that runs is imported. Errors from kubegpu become one line on stderr and
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 import sys
 
@@ -32,18 +31,14 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def _available(name: str) -> bool:
-    return importlib.util.find_spec(COMMANDS[name][0]) is not None
-
-
 class LazyGroup(click.Group):
     """A click group that imports a command's module only when that command runs."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [name for name in COMMANDS if _available(name)]
+        return list(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in COMMANDS or not _available(cmd_name):
+        if cmd_name not in COMMANDS:
             return None
         module, attr, _ = COMMANDS[cmd_name]
         return getattr(importlib.import_module(module), attr)

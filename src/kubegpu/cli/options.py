@@ -113,8 +113,3 @@ def load_state(source: SourceOptions):
             raise UsageError(f"--k8s-version {source.k8s_version!r} is not a version like 1.34 or v1.34.1")
         state.server_version = version
     return state
-
-
-def in_namespace(source: SourceOptions, namespace: str | None) -> bool:
-    """Whether an object of `namespace` passes the -n filter."""
-    return not source.namespace or (namespace or "default") == source.namespace

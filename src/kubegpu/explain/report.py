@@ -16,7 +16,6 @@ import numpy as np
 from kubegpu.model.kinds import Pod
 from kubegpu.model.quantity import format_amount
 from kubegpu.scheduling.cycle import FilterOutcome
-from kubegpu.scheduling.framework import Code
 from kubegpu.scheduling.gang import Gang, find_gangs, place_gang
 from kubegpu.scheduling.message import ParsedEvent, fit_error_message, histogram, parse_event_message
 from kubegpu.scheduling.preemption import EXPLAIN_CANDIDATES, PreemptionResult, dry_run, postfilter_message
@@ -338,7 +337,3 @@ def explain_all(state, *, namespace: str | None = None, version: KubeVersion | N
                 matches_observed=(observed == first.message) if observed and first.message else None)
         out.append(report)
     return out
-
-
-def code_name(code: Code) -> str:
-    return code.upstream

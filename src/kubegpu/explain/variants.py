@@ -51,11 +51,6 @@ def with_resource(pod: Pod, resource: str, amount: int) -> Pod:
     return _with_spec(pod, containers=containers)
 
 
-def as_pending(pod: Pod) -> Pod:
-    """The pod as if its controller recreated it: no node yet (for 'move it elsewhere' checks)."""
-    return _with_spec(pod, node_name=None)
-
-
 def fitting_nodes(snap: SchedulingSnapshot, pod: Pod, version: KubeVersion):
     """Indices of the nodes where `pod` passes every filter now."""
     return run_filters(snap, pod, version).feasible

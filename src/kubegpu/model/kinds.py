@@ -13,7 +13,6 @@ import msgspec
 from kubegpu.model.objects import (
     EventSource,
     HPASpec,
-    LabelSelector,
     NetworkPolicySpec,
     NodeSpec,
     NodeStatus,

@@ -83,7 +83,3 @@ def node_allocatable(node: Node) -> Resources:
     source = node.status.allocatable or node.status.capacity
     field = "status.allocatable" if node.status.allocatable else "status.capacity"
     return parse_resource_list(source, obj=node.ref, field=field)
-
-
-def node_capacity(node: Node) -> Resources:
-    return parse_resource_list(node.status.capacity, obj=node.ref, field="status.capacity")

@@ -58,10 +58,6 @@ class LabelIndex:
         entry = self._columns.get(key)
         return entry[1].get(value, -2) if entry else -2
 
-    def value_of(self, key: str, code: int) -> str | None:
-        entry = self._columns.get(key)
-        return entry[2][code] if entry and code >= 0 else None
-
     # ------------------------------------------------------------ matching
     def requirement(self, req: NodeSelectorRequirement, *, field: bool = False) -> np.ndarray:
         """Nodes satisfying one requirement (upstream nodeaffinity / labels.Selector semantics)."""

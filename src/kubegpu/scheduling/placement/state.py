@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kubegpu.scheduling.placement.task import MILLI, Placement, Task
+from kubegpu.scheduling.placement.task import Placement, Task
 
 # GPU-request classes for GpuClustering (Gandiva): shared, 1..8 whole GPUs, anything else.
 N_AFFINITY_CLASSES = 10
