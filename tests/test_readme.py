@@ -26,3 +26,10 @@ def test_every_documented_doc_exists():
     text = (ROOT / "README.md").read_text()
     for link in re.findall(r"\]\(((?:docs|deploy)/[^)]+)\)", text):
         assert (ROOT / link).exists(), link
+
+
+def test_install_and_test_commands_use_the_same_virtual_environment():
+    """PEP 668: a stock Debian/Ubuntu python3 refuses `pip install` outside a venv, so both make and use one."""
+    install, tests = code_blocks((ROOT / "README.md").read_text())[:2]
+    setup = "python3 -m venv .venv && . .venv/bin/activate && "
+    assert install.startswith(setup) and tests.startswith(setup)

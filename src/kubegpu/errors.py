@@ -44,3 +44,10 @@ class SourceError(KubegpuError):
 
 class UsageError(KubegpuError):
     """A command used in a way that cannot work (conflicting or missing options)."""
+
+
+class OutputError(InputError):
+    """An output that cannot be written: disk full, read-only folder, I/O error, short write.
+
+    Reported like bad input (one line naming the file, exit 2); nothing is left half-written.
+    """

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 
 import click
 from rich.table import Table
 from rich.text import Text
 
 from kubegpu.cli.options import load_state, output_option, source_options
-from kubegpu.cli.render import dump_json, emit
+from kubegpu.cli.render import emit, emit_text
 
 STYLES = {"error": "bold red", "warn": "yellow", "info": "cyan"}
 
@@ -106,13 +105,12 @@ def audit(source, output, config_path, fail_on, checks, list_checks):
     if output == "sarif":
         from kubegpu.audit.sarif import to_sarif
 
-        sys.stdout.write(dump_json(to_sarif(report)))
+        emit(to_sarif(report), "json")
     elif output == "junit":
         from kubegpu.audit.junit import to_junit
 
-        sys.stdout.write(to_junit(report, fail_on=threshold or Severity.WARN))
+        emit_text(to_junit(report, fail_on=threshold or Severity.WARN))
     else:
         emit(report, output, _table(report, wide=output == "wide"))
-    sys.stdout.flush()
     if threshold is not None and report.failing(threshold):
         raise click.exceptions.Exit(1)

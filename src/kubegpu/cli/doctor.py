@@ -7,8 +7,8 @@ import sys
 import click
 from rich.table import Table
 
-from kubegpu.cli.options import load_state, output_option, source_options
-from kubegpu.cli.render import dump_json, dump_yaml, emit, to_plain, write_atomic
+from kubegpu.cli.options import file_option, load_state, output_option, source_options
+from kubegpu.cli.render import emit, emit_text, to_plain
 
 _SEVERITY_STYLE = {"error": "bold red", "warn": "yellow", "info": "dim"}
 
@@ -70,13 +70,13 @@ def _print_tables(con, data: dict) -> None:
 @click.command()
 @source_options
 @output_option("html")
-@click.option("--file", "out_file", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
+@file_option("Write the report to FILE (atomically) instead of stdout.")
 @click.option("--fail-on", type=click.Choice(["warn", "error"]), default=None,
               help="Exit 1 when the audit has a finding at or above this severity.")
 @click.option("--section", "sections", multiple=True,
               type=click.Choice(["status", "fragmentation", "pending", "defrag", "audit"]),
               help="Only these sections (repeatable; default all).")
-def doctor(source, output, out_file, fail_on, sections):
+def doctor(source, output, file, fail_on, sections):
     """The whole picture in one report: status, fragmentation, every Pending GPU pod explained,
     a defrag plan preview (never applied here), and the audit of all ten pitfalls.
 
@@ -103,27 +103,9 @@ def doctor(source, output, out_file, fail_on, sections):
             from kubegpu.fragmentation.plot import frag_figure
 
             png = figure_png(frag_figure(cluster_placement(state), cluster_mix(state)))
-        text = render_html(report, data["sections"], png)
-    elif output in ("json", "yaml"):
-        text = dump_json(data) if output == "json" else dump_yaml(data)
+        emit_text(render_html(report, data["sections"], png), file=file)
     else:
-        text = None
-    if out_file:
-        if text is None:
-            import io
-
-            from kubegpu.cli.render import console
-
-            buf = io.StringIO()
-            con = console()
-            con.file = buf
-            _print_tables(con, data)
-            text = buf.getvalue()
-        write_atomic(out_file, text.encode())
-    elif text is not None:
-        sys.stdout.write(text)
-    else:
-        emit(data, output, lambda con: _print_tables(con, data))
+        emit(data, output, lambda con: _print_tables(con, data), file=file)
     audit = data["sections"].get("audit")
     if fail_on and audit:
         levels = {"info": 0, "warn": 1, "error": 2}

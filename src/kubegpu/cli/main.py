@@ -73,31 +73,59 @@ def cli() -> None:
     """
 
 
+def _usage_line(err: click.ClickException) -> str:
+    """A click error as one line (click prints usage, a hint and the error on three)."""
+    message = " ".join(err.format_message().split()).removesuffix(".")
+    ctx = getattr(err, "ctx", None)
+    if isinstance(err, click.UsageError) and ctx is not None:
+        return f"error: {message} (see '{ctx.command_path} --help')"
+    return f"error: {message}"
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; turn kubegpu errors into one line on stderr and exit code 2."""
-    try:
-        rc = cli.main(args=argv, prog_name=_prog_name(), standalone_mode=False)
-    except KubegpuError as err:
-        click.echo(f"error: {err}", err=True)
-        sys.exit(2)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(130)
-    except click.ClickException as err:
-        err.show()
-        sys.exit(2 if err.exit_code in (1, 2) else err.exit_code)
-    except click.exceptions.Exit as err:
-        sys.exit(err.exit_code)
-    except BrokenPipeError:
-        sys.exit(0)
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        sys.exit(130)
-    except Exception as err:  # a bug of ours: still one line, with the way to see more
-        if os.environ.get("KUBEGPU_DEBUG"):
-            raise
-        click.echo(f"internal error: {type(err).__name__}: {err} (set KUBEGPU_DEBUG=1 for a traceback)", err=True)
-        sys.exit(3)
+    """Run the CLI: kubegpu errors and usage errors become one line on stderr and exit code 2.
+
+    A closed pipe ends quietly with 141 (as kubectl, killed by SIGPIPE); SIGINT exits 130 and SIGTERM
+    143 within about a second, with worker processes ended and no half-written file.
+    """
+    from kubegpu.cli.interrupts import Terminated, guarded_stdout, on_signals, stdout_closed
+    from kubegpu.cli.render import OutputClosed
+
+    with on_signals() as interrupts, guarded_stdout():
+        try:
+            rc = cli.main(args=argv, prog_name=_prog_name(), standalone_mode=False)
+        except KubegpuError as err:
+            click.echo("error: " + " ".join(str(err).splitlines()), err=True)
+            sys.exit(2)
+        except click.exceptions.Abort:
+            interrupts.end_workers()
+            click.echo("aborted", err=True)
+            sys.exit(130)
+        except click.ClickException as err:
+            click.echo(_usage_line(err), err=True)
+            sys.exit(2 if err.exit_code in (1, 2) else err.exit_code)
+        except click.exceptions.Exit as err:
+            sys.exit(err.exit_code)
+        except OutputClosed:
+            stdout_closed()
+            sys.exit(141)
+        except Terminated:
+            interrupts.end_workers()
+            click.echo("terminated", err=True)
+            sys.exit(143)
+        except KeyboardInterrupt:
+            interrupts.end_workers()
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        except RecursionError:
+            click.echo("error: input nested too deeply to read", err=True)
+            sys.exit(2)
+        except Exception as err:  # a bug of ours: still one line, with the way to see more
+            if os.environ.get("KUBEGPU_DEBUG"):
+                raise
+            text = " ".join(f"{type(err).__name__}: {err}".split())
+            click.echo(f"internal error: {text} (set KUBEGPU_DEBUG=1 for a traceback)", err=True)
+            sys.exit(3)
     sys.exit(rc if isinstance(rc, int) else 0)
 
 

@@ -43,40 +43,116 @@ def _demo_variant(ctx: click.Context, param: click.Parameter, value: str | None)
         "before --demo, or write --demo=pitfalls", ctx=ctx, param=param)
 
 
-def source_options(fn: Callable) -> Callable:
-    """Add --demo/--snapshot/--kubeconfig/--context/-n/-A/--k8s-version and pass `source`."""
+def source_options(fn: Callable | None = None, *, namespaces: bool = True, k8s_version: bool = True) -> Callable:
+    """Add --demo/--snapshot/--kubeconfig/--context (and -n/-A, --k8s-version) and pass `source`.
 
-    @click.option("--demo", "demo", is_flag=False, flag_value="pitfalls", default=None, metavar="[VARIANT]",
-                  callback=_demo_variant,
-                  help="Use the embedded 40-node demo cluster ('pitfalls', the default, or 'clean').")
-    @click.option("--snapshot", "snapshots", multiple=True, metavar="PATH",
-                  help="Read a dump instead of a live cluster: JSON/YAML List, multi-doc YAML, a directory, "
-                       ".gz, or '-' for stdin. Repeatable.")
-    @click.option("--kubeconfig", metavar="FILE", envvar=None,
-                  help="Kubeconfig file (default: $KUBECONFIG, merged as kubectl does, then ~/.kube/config).")
-    @click.option("--context", metavar="NAME", help="Kubeconfig context to use (default: current-context).")
-    @click.option("-n", "--namespace", metavar="NS", help="Only pods of this namespace (display filter).")
-    @click.option("-A", "--all-namespaces", is_flag=True, help="Pods of all namespaces (the default).")
-    @click.option("--k8s-version", metavar="VERSION",
-                  help="Kubernetes version whose kube-scheduler wording to use (default: the cluster's, else newest).")
+    A command that cannot honour -n/-A or --k8s-version says `namespaces=False` / `k8s_version=False`,
+    so `--help` lists only options that work there.
+    """
+    if fn is None:
+        return functools.partial(source_options, namespaces=namespaces, k8s_version=k8s_version)
+
     @functools.wraps(fn)
-    def wrapper(*args, demo, snapshots, kubeconfig, context, namespace, all_namespaces, k8s_version, **kwargs):
+    def wrapper(*args, demo, snapshots, kubeconfig, context, namespace=None, all_namespaces=False,
+                k8s_version=None, **kwargs):
         if demo and snapshots:
             raise click.UsageError("--demo and --snapshot are two different sources; choose one")
+        if (demo or snapshots) and (context or kubeconfig):
+            flag = "--context" if context else "--kubeconfig"
+            raise click.UsageError(f"{flag} selects a live cluster, {'--demo' if demo else '--snapshot'} "
+                                   "another source; choose one")
         if namespace and all_namespaces:
             raise click.UsageError("-n/--namespace and -A/--all-namespaces exclude each other")
         source = SourceOptions(demo=demo, snapshots=tuple(snapshots), kubeconfig=kubeconfig, context=context,
                                namespace=namespace, all_namespaces=all_namespaces, k8s_version=k8s_version)
         return fn(*args, source=source, **kwargs)
 
+    options = [
+        click.option("--demo", "demo", is_flag=False, flag_value="pitfalls", default=None, metavar="[VARIANT]",
+                     callback=_demo_variant,
+                     help="Use the embedded 40-node demo cluster ('pitfalls', the default, or 'clean')."),
+        click.option("--snapshot", "snapshots", multiple=True, metavar="PATH",
+                     help="Read a dump instead of a live cluster: JSON/YAML List, multi-doc YAML, a directory, "
+                          ".gz, or '-' for stdin. Repeatable."),
+        click.option("--kubeconfig", metavar="FILE", envvar=None,
+                     help="Kubeconfig file (default: $KUBECONFIG, merged as kubectl does, then ~/.kube/config)."),
+        click.option("--context", metavar="NAME", help="Kubeconfig context to use (default: current-context)."),
+    ]
+    if namespaces:
+        options += [
+            click.option("-n", "--namespace", metavar="NS", help="Only pods of this namespace (display filter)."),
+            click.option("-A", "--all-namespaces", is_flag=True, help="Pods of all namespaces (the default)."),
+        ]
+    if k8s_version:
+        options.append(click.option(
+            "--k8s-version", metavar="VERSION",
+            help="Kubernetes version whose kube-scheduler wording to use (default: the cluster's, else newest)."))
+    for option in reversed(options):
+        wrapper = option(wrapper)
     return wrapper
 
 
-def output_option(*formats: str, default: str = "table") -> Callable:
-    """-o/--output with the standard formats plus any extra ones a command supports."""
-    choices = ("table", "wide", "json", "yaml", *formats)
-    return click.option("-o", "--output", "output", type=click.Choice(choices), default=default,
-                        show_default=True, help="Output format; json and yaml are stable, documented shapes.")
+STANDARD_FORMATS = ("table", "wide", "json", "yaml")
+_LEGACY_FILE = "kubegpu.legacy_output_file"
+
+
+def output_option(*formats: str, default: str | None = "table", standard: tuple[str, ...] = STANDARD_FORMATS,
+                  legacy_file: bool = False) -> Callable:
+    """-o/--output FORMAT: the standard formats plus any extra ones a command supports.
+
+    Accepts kubectl's `-o=json` as well as `-o json` and `--output=json`. With `legacy_file`, a
+    value that is not a format name is taken as the output file (the old `-o FILE` of snapshot and
+    rules), with a one-line deprecation note on stderr; `file_option` picks it up.
+    """
+    choices = (*standard, *formats)
+
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
+        fmt = value[1:] if value.startswith("=") else value
+        if fmt in choices:
+            return fmt
+        if legacy_file and fmt:
+            ctx.meta[_LEGACY_FILE] = fmt
+            click.echo(f"note: -o FILE is deprecated; use --file {fmt} (-o is the format: {'|'.join(choices)})",
+                       err=True)
+            return None
+        raise click.BadParameter(f"{value!r} is not one of {', '.join(choices)}", ctx=ctx, param=param)
+
+    return click.option("-o", "--output", "output", default=default, callback=check, show_default=default is not None,
+                        metavar="[" + "|".join(choices) + "]",
+                        help="Output format; json and yaml are stable, documented shapes.")
+
+
+def file_option(help: str = "Write the output to FILE (atomically; '-' is stdout) instead of stdout.") -> Callable:
+    """--file PATH: where a command writes its output (see render.open_output), passed as `file`.
+
+    Also receives the path of a deprecated `-o FILE` (output_option(legacy_file=True)).
+    """
+
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args, file, **kwargs):
+            legacy = click.get_current_context().meta.get(_LEGACY_FILE)
+            if legacy and file:
+                raise click.UsageError(f"-o {legacy} names a file and so does --file {file}; use --file only")
+            return fn(*args, file=file or legacy, **kwargs)
+
+        return click.option("--file", "file", metavar="FILE", default=None, help=help)(wrapper)
+
+    return decorate
+
+
+def format_for_file(output: str | None, file: str | None, default: str = "json") -> str:
+    """The format to write: the -o given, else what the file name says (.yaml/.yml), else `default`."""
+    if output:
+        return output
+    name = (file or "").removesuffix(".gz").lower()
+    if name.endswith((".yaml", ".yml")):
+        return "yaml"
+    if name.endswith(".json"):
+        return "json"
+    return default
 
 
 def read_documents(source: SourceOptions):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
+from kubegpu.cli.options import file_option, format_for_file, output_option
 from kubegpu.errors import UsageError
 
 
@@ -29,7 +28,8 @@ def _duration(value: str, flag: str) -> str:
 
 
 @click.command()
-@click.option("-o", "--output", "path", metavar="FILE", help="Write to FILE (atomically) instead of stdout.")
+@output_option(default=None, standard=("yaml", "json"), legacy_file=True)
+@file_option()
 @click.option("--iowait-threshold", type=click.FloatRange(0, 100, min_open=True), default=10.0, show_default=True,
               help="Node IO wait, in percent of CPU time, that raises NodeHighIOWait.")
 @click.option("--for", "for_", default="10m", show_default=True, help="How long iowait must stay high.")
@@ -41,7 +41,7 @@ def _duration(value: str, flag: str) -> str:
 @click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
               help="Label the rule (e.g. release=kube-prometheus-stack so Prometheus selects it). Repeatable.")
 @click.option("--no-kubegpu-metrics", is_flag=True, help="Leave out the alerts on kubegpu's own exporter metrics.")
-def rules(path, iowait_threshold, for_, idle_util, idle_for, name, namespace, labels, no_kubegpu_metrics):
+def rules(output, file, iowait_threshold, for_, idle_util, idle_for, name, namespace, labels, no_kubegpu_metrics):
     """Write a PrometheusRule (monitoring.coreos.com/v1) with the alerts a GPU cluster needs.
 
     NodeHighIOWait (iowait > 10% for 10m), GPUAllocatedButIdle (dcgm-exporter), GPUIdleWhileIOWaitHigh
@@ -50,18 +50,22 @@ def rules(path, iowait_threshold, for_, idle_util, idle_for, name, namespace, la
     \b
     Examples:
       kubegpu rules | kubectl apply -f -
-      kubegpu rules --label release=kube-prometheus-stack -o gpu-rules.yaml
+      kubegpu rules --label release=kube-prometheus-stack --file gpu-rules.yaml
+      kubegpu rules -o json
     """
     from kubegpu.audit.rules import RuleOptions, prometheus_rule_yaml
 
     opts = RuleOptions(name=name, namespace=namespace, labels=_labels(labels), iowait_threshold=iowait_threshold,
                        iowait_for=_duration(for_, "--for"), idle_util=idle_util,
                        idle_for=_duration(idle_for, "--idle-for"), kubegpu_metrics=not no_kubegpu_metrics)
-    text = prometheus_rule_yaml(opts)
-    if path:
-        from kubegpu.cli.render import write_atomic
+    from kubegpu.cli.render import emit, emit_text
 
-        write_atomic(path, text.encode())
-        click.echo(f"wrote {path}", err=True)
+    text = prometheus_rule_yaml(opts)
+    if format_for_file(output, file, default="yaml") == "json":
+        import yaml
+
+        emit(yaml.safe_load(text), "json", file=file)
     else:
-        sys.stdout.write(text)
+        emit_text(text, file=file)
+    if file and file != "-":
+        click.echo(f"wrote {file}", err=True)
