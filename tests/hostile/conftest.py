@@ -1,0 +1,81 @@
+"""Helpers for the hostile-input suite: run the CLI in-process or as a subprocess, odd output targets."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def err_lines(self) -> list[str]:
+        return self.stderr.strip().splitlines()
+
+
+def run_inprocess(*args: str) -> Result:
+    """`kubegpu.cli.main.main([...])` with stdout/stderr captured and SystemExit turned into a code."""
+    from kubegpu.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def popen(*args: str, **kwargs) -> subprocess.Popen:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (SRC, env.get("PYTHONPATH")) if p)
+    return subprocess.Popen([sys.executable, "-m", "kubegpu.cli.main", *args], env=env, **kwargs)
+
+
+def run(*args: str, timeout: float = 120, stdout=subprocess.PIPE, stdin=None) -> Result:
+    proc = popen(*args, stdout=stdout, stderr=subprocess.PIPE, stdin=stdin, text=True)
+    out, err = proc.communicate(timeout=timeout)
+    return Result(proc.returncode, out or "", err)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 KiB tmpfs: writing a demo snapshot there fills it (skips when mounting is not allowed)."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a size-limited tmpfs here (needs root and mount rights)")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.fixture
+def readonly_dir(tmp_path):
+    """A folder nobody can write into, not even root (a read-only tmpfs; else chmod 555 as non-root)."""
+    mnt = tmp_path / "ro"
+    mnt.mkdir()
+    if os.geteuid() == 0:
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=16k", "tmpfs", str(mnt)],
+                          capture_output=True).returncode != 0:
+            pytest.skip("root, and cannot mount a read-only tmpfs: no folder root cannot write")
+        yield mnt
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+    else:
+        mnt.chmod(0o555)
+        yield mnt
+        mnt.chmod(0o755)
