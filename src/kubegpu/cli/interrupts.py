@@ -123,8 +123,32 @@ class Interrupts:
             os._exit(code)
 
 
+_RUNNING = {"pid": None}
+
+
 def _raise_terminated(signum: int, frame: Any) -> None:
     raise Terminated()
+
+
+def _in_forked_worker() -> None:
+    """A worker forked while a command runs: the parent decides when it ends.
+
+    It ignores Ctrl-C (the terminal sends it to the whole process group; the parent ends its
+    workers itself, without a traceback from each), dies quietly on SIGTERM, and does not write
+    into the parent's wakeup pipe.
+    """
+    if _RUNNING["pid"] is None:
+        return
+    _RUNNING["pid"] = None
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    except ValueError:  # pragma: no cover - forked from a thread other than the main one
+        pass
+
+
+os.register_at_fork(after_in_child=_in_forked_worker)
 
 
 @contextmanager
@@ -146,9 +170,11 @@ def on_signals() -> Iterator[Interrupts]:
         old_wakeup = None
     watcher = threading.Thread(target=state.watch, args=(read_fd,), daemon=True, name="kubegpu-signals")
     watcher.start()
+    _RUNNING["pid"] = os.getpid()
     try:
         yield state
     finally:
+        _RUNNING["pid"] = None
         state.finished.set()
         if old_wakeup is not None:
             signal.set_wakeup_fd(old_wakeup)

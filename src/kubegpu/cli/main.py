@@ -82,6 +82,13 @@ def _usage_line(err: click.ClickException) -> str:
     return f"error: {message}"
 
 
+def _run(args: list[str]) -> object:
+    """What click's `main` does, minus its handlers: it turns Ctrl-C into Abort (after printing an
+    empty line) and a closed pipe into exit 1; both are ours to decide."""
+    with cli.make_context(_prog_name(), args) as ctx:
+        return cli.invoke(ctx)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI: kubegpu errors and usage errors become one line on stderr and exit code 2.
 
@@ -93,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
 
     with on_signals() as interrupts, guarded_stdout():
         try:
-            rc = cli.main(args=argv, prog_name=_prog_name(), standalone_mode=False)
+            rc = _run(sys.argv[1:] if argv is None else list(argv))
         except KubegpuError as err:
             click.echo("error: " + " ".join(str(err).splitlines()), err=True)
             sys.exit(2)
@@ -101,6 +108,9 @@ def main(argv: list[str] | None = None) -> None:
             interrupts.end_workers()
             click.echo("aborted", err=True)
             sys.exit(130)
+        except click.exceptions.NoArgsIsHelpError as err:  # bare `kubegpu`: the help, as kubectl does
+            click.echo(err.ctx.get_help())
+            sys.exit(0)
         except click.ClickException as err:
             click.echo(_usage_line(err), err=True)
             sys.exit(2 if err.exit_code in (1, 2) else err.exit_code)
