@@ -9,6 +9,7 @@ from rich.text import Text
 
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import emit, emit_text
+from kubegpu.cli.render import literal, strip_controls
 
 STYLES = {"error": "bold red", "warn": "yellow", "info": "cyan"}
 
@@ -49,15 +50,15 @@ def _table(report, wide: bool):
                 pitfall = f.pitfall
                 con.print(Text(f"\nPitfall {pitfall}: {PITFALLS[pitfall]}", style="bold"))
             con.print(Text.assemble(("  " + f.severity.upper().ljust(5), STYLES[f.severity]), f" {f.id:<8} ",
-                                    (f.object, "bold"), f"  {f.message}"))
+                                    (strip_controls(f.object), "bold"), f"  {strip_controls(f.message)}"))
             if wide:
-                con.print(f"           fix: {f.remediation}")
+                con.print(f"           fix: {literal(f.remediation)}")
                 for e in f.evidence:
-                    con.print(f"           {e}")
+                    con.print(f"           {literal(e)}")
                 if f.patch is not None:
-                    con.print(f"           patch ({f.patch.kind}{' ' + f.patch.target if f.patch.target else ''}):")
+                    con.print(f"           patch ({literal(f.patch.kind)}{' ' + literal(f.patch.target) if f.patch.target else ''}):")
                     for line in f.patch.content.rstrip().splitlines():
-                        con.print(f"             {line}", markup=False, highlight=False)
+                        con.print(f"             {strip_controls(line)}", markup=False, highlight=False)
         s = report.summary
         con.print(f"\n{s['error']} error, {s['warn']} warn, {s['info']} info"
                   + (f", {report.suppressed} suppressed" if report.suppressed else "")

@@ -10,12 +10,13 @@ from rich.table import Table
 
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import dump_json, emit, to_plain, write_atomic
+from kubegpu.cli.render import literal
 from kubegpu.defrag import EvictionPolicy, Goal, Plan, after_state, plan_defrag
 from kubegpu.errors import UsageError
 
 
 def plan_table(con, plan: Plan, *, wide: bool) -> None:
-    con.print(f"[bold]{plan.message}[/]")
+    con.print(f"[bold]{literal(plan.message)}[/]")
     if plan.moves:
         t = Table(box=None, pad_edge=False, header_style="bold")
         for col in ("STEP", "POD", "FROM", "TO", "GPUS", "GPU-H LOST", "GANG"):
@@ -24,15 +25,15 @@ def plan_table(con, plan: Plan, *, wide: bool) -> None:
             t.add_column("COST BASIS")
         for m in plan.moves:
             c = m.cost
-            row = [str(m.step), m.pod, m.from_, m.to, f"{c.gpus:g}" if c else "-",
-                   f"{c.gpu_hours:.2f}" if c else "-", m.gang or "-"]
+            row = [str(m.step), literal(m.pod), literal(m.from_), literal(m.to), f"{c.gpus:g}" if c else "-",
+                   f"{c.gpu_hours:.2f}" if c else "-", literal(m.gang or "-")]
             if wide:
-                row.append(c.basis if c else "-")
+                row.append(literal(c.basis) if c else "-")
             t.add_row(*row)
         con.print(t)
     for target in plan.targets:
         what = target.pod or (f"a {target.gpus}-GPU pod" if target.gpus else "emptied")
-        con.print(f"  -> {target.node}: {what}")
+        con.print(f"  -> {literal(target.node)}: {literal(what)}")
     if plan.before and plan.after:
         b, a = plan.before["fits_by_size"], plan.after["fits_by_size"]
         con.print("fits_by_size before -> after: " + ", ".join(f"{k}-GPU {b[k]}->{a[k]}" for k in b))
@@ -42,7 +43,7 @@ def plan_table(con, plan: Plan, *, wide: bool) -> None:
         for col in ("POD", "NODE", "GPUS", "WHY IT STAYS"):
             t.add_column(col, justify="right" if col == "GPUS" else "left")
         for s in stay:
-            t.add_row(s.pod, s.node, f"{s.gpus:g}", "; ".join(s.reasons))
+            t.add_row(literal(s.pod), literal(s.node), f"{s.gpus:g}", literal("; ".join(s.reasons)))
         con.print(t)
     if plan.solver:
         s = plan.solver
@@ -50,7 +51,7 @@ def plan_table(con, plan: Plan, *, wide: bool) -> None:
         con.print(f"[dim]solver: {s.method} (heuristic {s.heuristic_moves} moves in {s.heuristic_seconds}s; "
                   f"exact: {s.milp_status}{gap})[/]")
     if plan.moves and not plan.applied:
-        con.print(f"[dim]dry run, nothing changed. --apply would: cordon {', '.join(plan.cordon)}; evict "
+        con.print(f"[dim]dry run, nothing changed. --apply would: cordon {literal(', '.join(plan.cordon))}; evict "
                   f"{len(plan.moves)} pod(s) in {len(plan.steps)} step(s), each step waiting for its "
                   f"replacement to run elsewhere; then uncordon.[/]")
 
@@ -173,11 +174,11 @@ def _execute(source, plan: Plan | None, journal_path: str, opts, output: str) ->
     report = executor.resume() if plan is None else executor.apply(plan)
 
     def table(con):
-        con.print(f"[bold]{report.status}[/]: {report.message}")
+        con.print(f"[bold]{report.status}[/]: {literal(report.message)}")
         for pod, where in report.replacements.items():
-            con.print(f"  {pod} -> {where}")
+            con.print(f"  {literal(pod)} -> {literal(where)}")
         for d in report.deviations:
-            con.print(f"  [yellow]{d}[/]")
+            con.print(f"  [yellow]{literal(d)}[/]")
         con.print(f"journal: {report.journal}" + (f" (continue with --resume {report.journal})"
                                                   if report.status != "completed" else ""))
 

@@ -9,13 +9,14 @@ from rich.table import Table
 
 from kubegpu.cli.options import file_option, load_state, output_option, source_options
 from kubegpu.cli.render import emit, emit_text, to_plain
+from kubegpu.cli.render import literal
 
 _SEVERITY_STYLE = {"error": "bold red", "warn": "yellow", "info": "dim"}
 
 
 def _print_tables(con, data: dict) -> None:
     s = data["sections"]
-    con.print(f"[bold]kubegpu doctor[/] — {data['source']}"
+    con.print(f"[bold]kubegpu doctor[/] — {literal(data['source'])}"
               + (f" (Kubernetes {data['server_version']})" if data.get("server_version") else ""))
     if "status" in s:
         t = s["status"]["totals"]
@@ -36,16 +37,16 @@ def _print_tables(con, data: dict) -> None:
         for col in ("POD", "KUBE-SCHEDULER SAYS", "FIRST REMEDY"):
             table.add_column(col, overflow="fold")
         for p in pending:
-            table.add_row(p["pod"] + (f"\n{p['gang']}" if p.get("gang") else ""), p["reason"],
-                          p["first_remedy"] or "-")
+            table.add_row(literal(p["pod"] + (f"\n{p['gang']}" if p.get("gang") else "")), literal(p["reason"]),
+                          literal(p["first_remedy"] or "-"))
         con.print(table)
     plan = s.get("defrag")
     if plan:
-        con.print(f"\n[bold]Defrag preview[/] (not applied)  {plan.get('message', '')}")
+        con.print(f"\n[bold]Defrag preview[/] (not applied)  {literal(plan.get('message', ''))}")
         for m in plan.get("moves", []):
-            con.print(f"  move {m['pod']}  {m['from']} -> {m['to']}  ({m['gpu_hours']:.2f} GPU-h lost)")
+            con.print(f"  move {literal(m['pod'])}  {literal(m['from'])} -> {literal(m['to'])}  ({m['gpu_hours']:.2f} GPU-h lost)")
         if plan.get("command"):
-            con.print(f"  to plan it in full: {plan['command']}")
+            con.print(f"  to plan it in full: {literal(plan['command'])}")
     audit = s.get("audit")
     if audit:
         by_pitfall: dict[int, list] = {}
@@ -62,7 +63,7 @@ def _print_tables(con, data: dict) -> None:
             items = sorted(by_pitfall[pitfall], key=lambda x: order.get(x["severity"], 3))
             worst = items[0]["severity"]
             table.add_row(str(pitfall), f"[{_SEVERITY_STYLE.get(worst, '')}]{worst}[/]", str(len(items)),
-                          f"{items[0]['object']}: {items[0]['message']}")
+                          literal(f"{items[0]['object']}: {items[0]['message']}"))
         con.print(table)
         con.print("  details: kubegpu audit -o wide")
 

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import emit, write_atomic
+from kubegpu.cli.render import literal
 from kubegpu.fragmentation.cluster import cluster_mix, cluster_placement
 from kubegpu.fragmentation.report import FragReport, frag_report
 from kubegpu.fragmentation.shapes import load_mix
@@ -22,7 +23,7 @@ def frag_table(report: FragReport, *, wide: bool):
         if not row.gpus.total and not wide:
             continue
         f = row.fits_by_size
-        table.add_row(row.pool or "-", str(row.nodes), str(row.gpus.total), f"{row.gpus.allocated:g}",
+        table.add_row(literal(row.pool or "-"), str(row.nodes), str(row.gpus.total), f"{row.gpus.allocated:g}",
                       f"{row.gpus.free:g}", *(str(f[k]) for k in ("1", "2", "4", "8")),
                       f"{row.fragmentation.amount_milli_gpu / 1000:.2f}", f"{row.fragmentation.rate:.1%}")
     return table

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import emit
+from kubegpu.cli.render import literal
 from kubegpu.status import StatusReport, cluster_status
 
 
@@ -29,11 +30,11 @@ def status_table(report: StatusReport, *, wide: bool, gpu_only: bool):
             state += ",SchedulingDisabled"
         sharing = r.sharing if r.sharing == "none" else f"{r.sharing} x{r.replicas}"
         free = f"[green]{r.gpus.free}[/]" if r.gpus.free else "0"
-        cells = [r.name, r.pool or "-", r.gpu_model or "-", str(r.gpus.total), str(r.gpus.allocated), free,
+        cells = [literal(r.name), literal(r.pool or "-"), literal(r.gpu_model or "-"), str(r.gpus.total), str(r.gpus.allocated), free,
                  sharing, str(r.pods), state]
         if wide:
             cells += [f"{r.cpu.allocated}/{r.cpu.total}", f"{r.memory_gib.allocated}/{r.memory_gib.total}",
-                      " ".join(str(d) for d in r.devices_milli_used) or "-", ", ".join(r.gpu_pods) or "-"]
+                      " ".join(str(d) for d in r.devices_milli_used) or "-", literal(", ".join(r.gpu_pods) or "-")]
         table.add_row(*cells)
     return table
 

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import emit
+from kubegpu.cli.render import literal
 
 
 @click.group()
@@ -19,7 +20,7 @@ def storage():
 @click.option("--class", "classes", multiple=True, metavar="NAME=THROUGHPUT",
               help="Throughput of a class or StorageClass (nfs=200MB/s, local-nvme=3GB/s, fsx-lustre=1GB/s). "
                    "Repeatable.")
-@source_options
+@source_options(namespaces=False, k8s_version=False)
 @output_option()
 def estimate(size, classes, source, output):
     """Load time of one model per storage class, from its size and each class's throughput.
@@ -49,9 +50,9 @@ def estimate(size, classes, source, output):
         if output == "wide":
             t.add_column("PROVISIONER")
         for r in result.estimates:
-            cells = [r.storage, r.kind, f"{r.throughput_mb_s:g}", f"{r.seconds:g} s"]
+            cells = [literal(r.storage), r.kind, f"{r.throughput_mb_s:g}", f"{r.seconds:g} s"]
             if output == "wide":
-                cells.append(r.provisioner or "-")
+                cells.append(literal(r.provisioner or "-"))
             t.add_row(*cells)
         con.print(t)
         con.print(f"\nModel {result.size_gb:g} GB; time = size / sustained read throughput (one reader).")

@@ -7,23 +7,24 @@ from rich.table import Table
 
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import emit
+from kubegpu.cli.render import literal
 from kubegpu.errors import UsageError
 
 
 def _print_report(con, report, wide: bool) -> None:
-    con.print(f"[bold]{report.pod}[/]  priority {report.priority}  requests "
-              + ", ".join(f"{k}={v}" for k, v in report.requests.items()))
+    con.print(f"[bold]{literal(report.pod)}[/]  priority {report.priority}  requests "
+              + literal(", ".join(f"{k}={v}" for k, v in report.requests.items())))
     if report.schedulable:
         con.print("  fits now: kube-scheduler can place it")
         return
-    con.print(f"  [bold]event:[/] {report.message}")
+    con.print(f"  [bold]event:[/] {literal(report.message)}")
     if report.observed_message and not report.matches_observed:
-        con.print(f"  [dim]cluster recorded:[/] {report.observed_message}")
+        con.print(f"  [dim]cluster recorded:[/] {literal(report.observed_message)}")
     if report.gang:
-        con.print(f"  [bold]gang:[/] {report.gang.summary}")
+        con.print(f"  [bold]gang:[/] {literal(report.gang.summary)}")
     con.print("  [bold]nodes by pool:[/]")
     for line in report.pools:
-        con.print(f"    {line.summary}")
+        con.print(f"    {literal(line.summary)}")
     if wide:
         table = Table(box=None, pad_edge=False, header_style="bold")
         for col in ("NODE", "POOL", "FIRST FILTER", "EVERY BLOCKER"):
@@ -31,12 +32,12 @@ def _print_report(con, report, wide: bool) -> None:
         for n in report.nodes:
             every = "; ".join(f"{f.plugin}: " + ("; ".join(f.detail) if f.detail else ", ".join(f.reasons))
                               for f in n.failing)
-            table.add_row(n.name, n.pool or "-", n.plugin or ("fits" if n.fits else "-"), every or "-")
+            table.add_row(literal(n.name), literal(n.pool or "-"), n.plugin or ("fits" if n.fits else "-"), literal(every or "-"))
         con.print(table)
     if report.remedies:
         con.print("  [bold]remedies (smallest change first):[/]")
         for i, r in enumerate(report.remedies, 1):
-            con.print(f"    {i}. [{r.kind}] {r.summary}")
+            con.print(f"    {i}. {literal(f'[{r.kind}]')} {literal(r.summary)}")
     if report.not_evaluated:
         con.print(f"  [dim]not evaluated: {', '.join(report.not_evaluated)} (ResourceClaims are not read)[/]")
 
@@ -46,16 +47,16 @@ def _event_table(parsed):
         con.print(f"nodes: {parsed.total_nodes if parsed.total_nodes is not None else 'unknown'}"
                   + ("  (truncated at 1024 characters)" if parsed.truncated else ""))
         if parsed.prefilter:
-            con.print(f"PreFilter rejected the pod: {parsed.prefilter}")
+            con.print(f"PreFilter rejected the pod: {literal(parsed.prefilter)}")
         t = Table(box=None, pad_edge=False, header_style="bold")
         for col in ("COUNT", "REASON", "PLUGIN", "CODE"):
             t.add_column(col)
         for r in parsed.reasons:
-            t.add_row(str(r.count), r.reason, r.plugin or "?", r.code or "?")
+            t.add_row(str(r.count), literal(r.reason), r.plugin or "?", r.code or "?")
         con.print(t)
         if parsed.preemption:
             p = parsed.preemption
-            con.print("preemption: " + (p.message or ", ".join(f"{r.count} {r.reason}" for r in p.reasons)))
+            con.print("preemption: " + literal(p.message or ", ".join(f"{r.count} {r.reason}" for r in p.reasons)))
         for hint in parsed.version_hints:
             con.print(f"[dim]{hint}[/]")
     return table

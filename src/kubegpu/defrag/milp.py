@@ -175,6 +175,8 @@ def solve(work: WorkState, *, targets: list[TargetSpec] | None = None, size_k: i
         mdl.row({v[u]: float(len(unit.members)) for u, unit in enumerate(prob.units)}, -np.inf, max_moves)
     if max_cost is not None:
         mdl.row({v[u]: unit.cost for u, unit in enumerate(prob.units)}, -np.inf, max_cost)
+    if not mdl.cost:  # nothing to decide (no nodes, no movable pods): HiGHS refuses an empty model
+        return MilpResult("infeasible", seconds=time.perf_counter() - t0)
     res = mdl.solve(max(time_limit - (time.perf_counter() - t0), 1.0))
     seconds = time.perf_counter() - t0
     if res.x is None:

@@ -114,7 +114,9 @@ def smaller_request_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, v: 
     want = outcome.info.requests.get(GPU, 0)
     if want <= 1 or not any("Insufficient nvidia.com/gpu" in r for r in outcome.reason_counts()):
         return None
-    for k in range(want - 1, 0, -1):
+    # bounded by the cluster, not by the request: no node can give more than its allocatable
+    most = max((a.get(GPU, 0) for a in snap.state.allocatable.values()), default=0)
+    for k in range(min(want - 1, most), 0, -1):
         fits = len(fitting_nodes(snap, with_resource(pod, GPU, k), v))
         if fits:
             return Remedy(kind="smaller-request", cost=4, fits_nodes=fits,

@@ -12,7 +12,8 @@ from typing import Any, Union
 import msgspec
 
 from kubegpu.errors import InputError
-from kubegpu.model.kinds import GenericObject, KubeObject, struct_for
+from kubegpu.model.kinds import GenericObject, KubeObject, Pod, PriorityClass, struct_for
+from kubegpu.model.quantity import INT32_MAX, INT32_MIN
 
 RawDoc = Union[msgspec.Raw, dict]
 
@@ -56,7 +57,10 @@ def _head(doc: RawDoc) -> _Head:
 
 def _meta_dict(head: _Head) -> Any:
     if isinstance(head.metadata, msgspec.Raw):
-        head.metadata = msgspec.json.decode(head.metadata)
+        try:
+            head.metadata = msgspec.json.decode(head.metadata)
+        except (msgspec.DecodeError, RecursionError):
+            head.metadata = None  # metadata that cannot be read: the error names the object as "<unnamed>"
     return head.metadata
 
 
@@ -78,6 +82,8 @@ def decode_object(doc: RawDoc, *, where: str | None = None) -> KubeObject:
         head = _head(doc)
     except (msgspec.DecodeError, msgspec.ValidationError) as err:
         raise InputError(f"not a JSON object: {err}", where=where) from None
+    except RecursionError:
+        raise InputError("object nested too deeply to read", where=where) from None
     if not isinstance(head.kind, str) or not head.kind:
         raise InputError("object has no kind", where=where, obj=describe(head), field="kind")
     if head.metadata is not None and not isinstance(head.metadata, (dict, msgspec.Raw)):
@@ -100,6 +106,25 @@ def decode_object(doc: RawDoc, *, where: str | None = None) -> KubeObject:
         message = _PATH.sub("", text)
         message = message[0].lower() + message[1:] if message else "invalid value"
         raise InputError(message.replace("`", ""), where=where, obj=describe(head), field=field) from None
+    except msgspec.DecodeError as err:  # after ValidationError (a subclass), e.g. a string that is not valid UTF-8
+        raise InputError(f"cannot decode: {err}", where=where, obj=describe(head)) from None
+    except RecursionError:
+        raise InputError("nested too deeply to read", where=where, obj=describe(head)) from None
     if not obj.metadata.name and not obj.metadata.generate_name and struct is not GenericObject:
         raise InputError("object has no name", where=where, obj=describe(head), field="metadata.name")
+    _check_ranges(obj, where)
     return obj
+
+
+def _check_int32(value: object, *, where: str | None, obj: KubeObject, field: str) -> None:
+    if isinstance(value, int) and not INT32_MIN <= value <= INT32_MAX:
+        raise InputError(f"{value} is out of range for an int32 (the API server stores it as one)",
+                         where=where, obj=obj.ref, field=field)
+
+
+def _check_ranges(obj: KubeObject, where: str | None) -> None:
+    """Ranges the API server enforces on fields the engines compute with (same rules for every source)."""
+    if isinstance(obj, Pod):
+        _check_int32(obj.spec.priority, where=where, obj=obj, field="spec.priority")
+    elif isinstance(obj, PriorityClass):
+        _check_int32(obj.value, where=where, obj=obj, field="value")

@@ -12,6 +12,7 @@ import re
 
 import msgspec
 
+from kubegpu.errors import InputError
 from kubegpu.model.kinds import Node, Pod
 
 GPU = "nvidia.com/gpu"
@@ -66,11 +67,20 @@ class GpuDemand(msgspec.Struct, frozen=True, kw_only=True):
         return self.num_gpu > 0
 
 
+# The most GPU devices one node can hold: real servers carry up to 16 (HGX/DGX) and even
+# dense PCIe chassis far fewer than this. A larger count is a broken label or resource, and
+# per-device arrays are sized by it, so it is refused rather than allocated.
+MAX_GPUS_PER_NODE = 256
+# nvidia.com/gpu.replicas (time-slicing/MPS) beyond this is not a configuration anyone runs.
+MAX_REPLICAS = 1024
+
+
 def _int_label(labels: dict[str, str], key: str) -> int | None:
-    try:
-        return int(labels[key])
-    except (KeyError, ValueError):
+    """A non-negative integer label as GFD writes it ("8"); anything else is no information."""
+    text = labels.get(key)
+    if not isinstance(text, str) or not text.isascii() or not text.isdigit() or len(text) > 9:
         return None
+    return int(text)
 
 
 def mig_slices(profile: str) -> int:
@@ -80,13 +90,27 @@ def mig_slices(profile: str) -> int:
 
 
 def node_gpu(node: Node, allocatable: dict[str, int]) -> NodeGpu:
-    """Read a node's physical GPUs from its resources and GFD / device-plugin labels."""
+    """Read a node's physical GPUs from its resources and GFD / device-plugin labels.
+
+    Refuses (InputError naming node and field) a node with more than MAX_GPUS_PER_NODE devices.
+    """
+    info = _node_gpu(node, allocatable)
+    if info.physical > MAX_GPUS_PER_NODE:
+        labels = node.metadata.labels
+        field = (f"metadata.labels[{LABEL_COUNT}]" if _int_label(labels, LABEL_COUNT) == info.physical
+                 else f"status.allocatable.{info.resource}")
+        raise InputError(f"{info.physical} GPU devices on one node is beyond any real node "
+                         f"(at most {MAX_GPUS_PER_NODE})", obj=node.ref, field=field)
+    return info
+
+
+def _node_gpu(node: Node, allocatable: dict[str, int]) -> NodeGpu:
     labels = node.metadata.labels
     product = next((labels[k] for k in MODEL_LABELS if labels.get(k)), None)
     if product and product.endswith("-SHARED"):
         product = product[: -len("-SHARED")]
     count_label = _int_label(labels, LABEL_COUNT)
-    replicas = max(_int_label(labels, LABEL_REPLICAS) or 1, 1)
+    replicas = min(max(_int_label(labels, LABEL_REPLICAS) or 1, 1), MAX_REPLICAS)
     strategy = labels.get(LABEL_STRATEGY, "none")
     memory = _int_label(labels, LABEL_MEMORY)
     resource = GPU_SHARED if allocatable.get(GPU_SHARED) else GPU

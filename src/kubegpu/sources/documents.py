@@ -7,6 +7,7 @@ while the engines decode only the fields they use.
 from __future__ import annotations
 
 import gc
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,15 +90,26 @@ def load_cluster(docs: Documents) -> ClusterState:
         return _load_cluster(docs)
 
 
+def _identity(obj) -> tuple | None:
+    """What makes two objects one in a cluster: the same kind, namespace and name."""
+    name = obj.metadata.name
+    return (obj.kind, obj.metadata.namespace or "", name) if name else None
+
+
 def _load_cluster(docs: Documents) -> ClusterState:
     objects = []
     origin_of: dict[str, str] = {}
+    seen: set = set()
+    uids: set[str] = set()
+    duplicates: list[tuple[str, str]] = []
+    kept: list[int] = []
     source = docs.source
     version = docs.server_version
     captured = docs.captured_at
-    for doc, origin in zip(docs.items, docs.origins):
+    for i, (doc, origin) in enumerate(zip(docs.items, docs.origins)):
         info = snapshot_info(doc)
         if info is not None:
+            kept.append(i)
             sv = info.get("serverVersion")
             if isinstance(sv, dict) and isinstance(sv.get("gitVersion"), str):
                 version = version or sv["gitVersion"]
@@ -107,8 +119,25 @@ def _load_cluster(docs: Documents) -> ClusterState:
                 source = info["source"]  # a snapshot names the cluster it was taken from
             continue
         obj = decode_object(doc, where=origin)
+        key = _identity(obj)
+        uid = obj.metadata.uid
+        if (key is not None and key in seen) or (uid and uid in uids):
+            duplicates.append((obj.ref, origin))  # a cluster holds one object per kind/ns/name
+            continue
+        if key is not None:
+            seen.add(key)
+        if uid:
+            uids.add(uid)
+        kept.append(i)
         objects.append(obj)
         origin_of.setdefault(obj.ref, origin)
+    if duplicates:
+        ref, origin = duplicates[0]
+        more = f" and {len(duplicates) - 1} more" if len(duplicates) > 1 else ""
+        sys.stderr.write(f"warning: {len(duplicates)} duplicate object(s) counted once: {ref} "
+                         f"(again in {origin}){more}\n")
+        docs.items = [docs.items[i] for i in kept]
+        docs.origins = [docs.origins[i] for i in kept]
     try:
         return ClusterState(objects, server_version=version, source=source, captured_at=captured)
     except InputError as err:

@@ -6,6 +6,7 @@ nodes once converted. We compose the node graph first and count its expanded siz
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -30,10 +31,37 @@ def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
     return size
 
 
+_FLAT_PAIR = re.compile(r"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}")
+_INDENT = re.compile(r"^[ \t]{1000,}", re.M)
+MAX_FLOW_DEPTH = 64
+
+
+def _may_nest_deeply(text: str) -> bool:
+    """True when the text might nest deeper than the C loader survives (it recurses in C).
+
+    Flow brackets are peeled one level per pass (real manifests need two or three passes);
+    block nesting that deep needs lines indented by a thousand columns.
+    """
+    if _INDENT.search(text):
+        return True
+    for _ in range(MAX_FLOW_DEPTH):
+        text, n = _FLAT_PAIR.subn("", text)
+        if not n:
+            return False
+    return True
+
+
 def load_yaml_documents(text: str | bytes, *, where: str) -> list[Any]:
-    """Every document of a YAML stream, as plain Python data; InputError on any problem."""
+    """Every document of a YAML stream, as plain Python data; InputError on any problem.
+
+    Input that may nest deeply is read by the pure-Python loader, whose recursion ends in a
+    RecursionError (reported) instead of a crash of the C loader.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="strict")
+    loader_class = yaml.SafeLoader if _may_nest_deeply(text) else _Loader
     try:
-        loader = _Loader(text)
+        loader = loader_class(text)
         try:
             docs = []
             while loader.check_node():
@@ -50,5 +78,7 @@ def load_yaml_documents(text: str | bytes, *, where: str) -> list[Any]:
         mark = err.problem_mark
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise InputError(f"malformed YAML{at}: {err.problem or err}", where=where) from None
-    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as err:
-        raise InputError(f"malformed YAML: {err}", where=where) from None
+    except RecursionError:
+        raise InputError("YAML nested too deeply to read", where=where) from None
+    except (yaml.YAMLError, ValueError, TypeError) as err:
+        raise InputError(f"malformed YAML: {' '.join(str(err).split())}", where=where) from None

@@ -7,8 +7,7 @@ order, recursively). Unknown kinds are kept and ignored. Nothing here touches a 
 
 from __future__ import annotations
 
-import gzip
-import sys
+import os
 import zlib
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import msgspec
 
 from kubegpu.errors import InputError
+from kubegpu.sources.bounded import read_bounded, size_text
 from kubegpu.sources.documents import Documents, paused_gc
 from kubegpu.sources.safe_yaml import load_yaml_documents
 
@@ -32,36 +32,38 @@ _ITEMS = msgspec.json.Decoder(list[msgspec.Raw])
 
 
 def _read_bytes(path: Path, where: str) -> bytes:
-    try:
-        if str(path) == "-":
-            data = sys.stdin.buffer.read(MAX_BYTES + 1)
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read(MAX_BYTES + 1)
-    except IsADirectoryError:
-        raise InputError("is a directory", where=where) from None
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror or err}", where=where) from None
+    data = read_bounded(path, where=where, max_bytes=MAX_BYTES)
     if data[:2] == b"\x1f\x8b":
         data = _gunzip(data, where)
-    if len(data) > MAX_BYTES:
-        raise InputError(f"larger than {_size(MAX_BYTES)}; split the dump by namespace or kind", where=where)
     return data
 
 
-def _size(n: int) -> str:
-    return f"{n / 1024**3:g} GiB" if n >= 1024**3 else f"{n / 1024**2:g} MiB" if n >= 1024**2 else f"{n} bytes"
+_size = size_text
 
 
 def _gunzip(data: bytes, where: str) -> bytes:
+    """Every member of a gzip file (as `gzip -d` reads them), refusing one that is cut short."""
+    out: list[bytes] = []
+    total = 0
+    rest = data
     try:
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        out = d.decompress(data, MAX_BYTES + 1)
-        if d.unconsumed_tail:
-            raise InputError(f"decompresses to more than {_size(MAX_BYTES)}", where=where)
-        return out
-    except (zlib.error, gzip.BadGzipFile, EOFError) as err:
+        while rest:
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            chunk = d.decompress(rest, MAX_BYTES + 1 - total)
+            if d.unconsumed_tail:
+                raise InputError(f"decompresses to more than {_size(MAX_BYTES)}", where=where)
+            if not d.eof:
+                raise InputError("gzip data is cut short (truncated file?)", where=where)
+            out.append(chunk)
+            total += len(chunk)
+            rest = d.unused_data
+            if rest and rest[:2] != b"\x1f\x8b":
+                if rest.strip(b"\x00"):  # zero padding after the last member is allowed, as gzip -d does
+                    raise InputError("trailing data after the gzip stream", where=where)
+                break
+    except zlib.error as err:
         raise InputError(f"corrupt gzip data: {err}", where=where) from None
+    return b"".join(out)
 
 
 def _is_list_kind(kind: Any) -> bool:
@@ -97,6 +99,8 @@ def _parse_json(data: bytes, docs: Documents, where: str) -> None:
         top = None  # a JSON array (or scalar) at the top level
     except msgspec.DecodeError as err:
         raise InputError(f"malformed JSON: {err}", where=where) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply to read", where=where) from None
     if top is not None and _is_list_kind(top.kind) and bytes(memoryview(top.items)[:1]) == b"[":
         # fast path for big dumps: keep each item raw, decode it later against its kind's struct
         for raw in _ITEMS.decode(top.items):
@@ -109,6 +113,8 @@ def _parse_json(data: bytes, docs: Documents, where: str) -> None:
         parsed = msgspec.json.decode(data)
     except msgspec.DecodeError as err:
         raise InputError(f"malformed JSON: {err}", where=where) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply to read", where=where) from None
     _add_parsed(parsed, docs, where, "")
 
 
@@ -134,12 +140,25 @@ def read_snapshot_file(path: Path, docs: Documents) -> None:
             _add_parsed(doc, docs, where, "")
 
 
+def _snapshot_files(folder: Path) -> list[Path]:
+    """Snapshot files under `folder`, in name order; a folder that cannot be read is an error, not a skip."""
+
+    def fail(err: OSError) -> None:
+        raise InputError(f"cannot read folder: {err.strerror or err}", where=err.filename or str(folder))
+
+    files = []
+    for root, dirs, names in os.walk(folder, onerror=fail):
+        dirs.sort()
+        files.extend(Path(root) / n for n in names if n.endswith(SNAPSHOT_SUFFIXES))
+    return sorted(f for f in files if f.is_file())
+
+
 def read_snapshot(path: str | Path) -> Documents:
     """Read a snapshot file, stdin ("-") or a directory of snapshot files."""
     p = Path(path)
     docs = Documents(source=f"snapshot:{path}")
     if str(path) != "-" and p.is_dir():
-        files = sorted(f for f in p.rglob("*") if f.is_file() and f.name.endswith(SNAPSHOT_SUFFIXES))
+        files = _snapshot_files(p)
         if not files:
             raise InputError("directory has no .json/.yaml/.yml(.gz) files", where=str(path))
         for f in files:
