@@ -189,3 +189,30 @@ def load_state(source: SourceOptions):
             raise UsageError(f"--k8s-version {source.k8s_version!r} is not a version like 1.34 or v1.34.1")
         state.server_version = version
     return state
+
+
+MAX_SEEDS = 10_000
+SEED_MAX = 2**32 - 1  # numpy's seed range
+
+
+def check_seeds(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Callback for a --seeds option ('42-51', '1,2,7'): ranges within 0..2^32-1, at most MAX_SEEDS in all.
+
+    Checked before anything expands the ranges, so `--seeds 1-1e12` costs nothing.
+    """
+    if value is None:
+        return None
+    total = 0
+    for part in (p.strip() for p in value.split(",")):
+        if not part:
+            continue
+        lo, sep, hi = part.partition("-")
+        if not (lo.isascii() and lo.isdigit() and (not sep or (hi.isascii() and hi.isdigit()))):
+            raise click.BadParameter(f"{value!r}: expected numbers or ranges like 42-51", ctx=ctx, param=param)
+        first, last = int(lo), int(hi) if sep else int(lo)
+        if last > SEED_MAX or first > last:
+            raise click.BadParameter(f"{part!r}: seeds go from 0 to {SEED_MAX}, low to high", ctx=ctx, param=param)
+        total += last - first + 1
+        if total > MAX_SEEDS:
+            raise click.BadParameter(f"{value!r} is more than {MAX_SEEDS} seeds", ctx=ctx, param=param)
+    return value

@@ -9,7 +9,7 @@ import click
 from rich.progress import Progress
 from rich.table import Table
 
-from kubegpu.cli.options import output_option
+from kubegpu.cli.options import check_seeds, output_option
 from kubegpu.cli.render import console, emit, write_atomic
 from kubegpu.errors import UsageError
 from kubegpu.fragmentation.shapes import load_mix
@@ -88,8 +88,9 @@ def simulate():
 @click.option("--pods", "pods_file", required=True, metavar="CSV", help="openb pod list (name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec]).")
 @click.option("--policy", "policies", multiple=True, default=("fgd",), show_default=True, metavar="NAME",
               help=f"Placement policy; repeat or comma-separate. One of: {', '.join(POLICY_NAMES)}.")
-@click.option("--seeds", default="42-51", show_default=True, help="Seeds: ranges and comma lists, e.g. 42-51.")
-@click.option("--tune", type=float, default=DEFAULT_TUNE, show_default=True,
+@click.option("--seeds", default="42-51", show_default=True, callback=check_seeds,
+              help="Seeds: ranges and comma lists, e.g. 42-51 (at most 10000).")
+@click.option("--tune", type=click.FloatRange(0.01, 10), default=DEFAULT_TUNE, show_default=True,
               help="Resample the pod list to this multiple of the cluster's GPU capacity.")
 @click.option("--mix", "mix_file", metavar="FILE", help="Target workload for fgd/kubegpu (default: the pod list's shapes).")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Parallel processes.")

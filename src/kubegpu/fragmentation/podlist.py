@@ -8,6 +8,7 @@ FGD experiments. A bad file raises InputError naming the file, the row (line) an
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,24 +16,33 @@ from kubegpu.errors import InputError
 from kubegpu.scheduling.placement.task import MILLI, Task
 
 MIB = 1 << 20
+MAX_CSV_BYTES = 4 * 1024**3  # the whole Alibaba trace is a few MB
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
 
 
 def csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
     """(line number, row) of a CSV file after checking that the header has every required column."""
-    try:
-        handle = path.open(newline="", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", where=str(path)) from exc
+    from kubegpu.sources.bounded import open_bounded  # bounded in size, and in time for FIFOs/pipes
+
+    handle = io.TextIOWrapper(open_bounded(path, max_bytes=MAX_CSV_BYTES), newline="", encoding="utf-8",
+                              errors="strict")
     with handle:
         reader = csv.DictReader(handle)
-        header = reader.fieldnames or []
+        try:
+            header = reader.fieldnames or []
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise InputError(f"not a UTF-8 CSV file: {exc}", where=str(path)) from None
         missing = [c for c in required if c not in header]
         if missing:
             raise InputError(f"missing column(s) {', '.join(missing)} (header: {','.join(header) or 'empty'})",
                              where=str(path), field=missing[0])
-        for row in reader:
-            yield reader.line_num, row
+        try:
+            for row in reader:
+                yield reader.line_num, row
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text (byte {exc.start} of a block)", where=str(path)) from None
+        except csv.Error as exc:
+            raise InputError(f"malformed CSV at line {reader.line_num}: {exc}", where=str(path)) from None
 
 
 def int_field(row: dict[str, str], column: str, *, path: Path, line: int, lo: int = 0, hi: int | None = None) -> int:

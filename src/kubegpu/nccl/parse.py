@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kubegpu.errors import InputError
+from kubegpu.sources.bounded import open_bounded
 
 STDIN_NAME = "-"
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -79,13 +80,15 @@ def line_origin(text: str) -> Origin:
     return Origin(host=host, pid=pid, rank=rank)
 
 
+# A training log of many days can be tens of GiB; beyond this an input has no end (/dev/zero).
+MAX_LOG_BYTES = 64 * 1024**3
+
+
 def _open_binary(name: str) -> BinaryIO:
-    if name == STDIN_NAME:
-        return sys.stdin.buffer
-    path = Path(name)
-    if path.is_dir():
+    if name != STDIN_NAME and Path(name).is_dir():
         raise InputError("is a directory, not a log file", where=name)
-    return path.open("rb")
+    # bounded in size, and in time for stdin, FIFOs and devices (sources.bounded)
+    return open_bounded(name, where="<stdin>" if name == STDIN_NAME else name, max_bytes=MAX_LOG_BYTES)
 
 
 def _text_stream(raw: BinaryIO) -> io.TextIOWrapper:
@@ -126,10 +129,7 @@ class LogReader:
         except OSError as exc:
             raise InputError(f"read failed: {exc.strerror or exc}", where=self.name) from None
         finally:
-            if self.name != STDIN_NAME:
-                stream.close()
-            else:
-                stream.detach()
+            stream.close()  # for stdin this closes our bounded reader, never fd 0
 
     def _open(self) -> BinaryIO:
         try:
@@ -149,6 +149,8 @@ class LogReader:
             chunk = stream.read(_CHUNK_CHARS)
             if not chunk:
                 break
+            if chunk.count("\0") > len(chunk) // 2:  # a log is text: this is a disk image or /dev/zero
+                raise InputError("binary data (mostly NUL bytes), not a text log", where=self.name)
             data = tail + chunk
             cut = data.rfind("\n")
             if cut == -1 and len(data) < _MAX_LINE_CHARS:

@@ -85,12 +85,37 @@ class BoundedRaw(io.RawIOBase):
         super().close()
 
 
+class _CountedStream(io.RawIOBase):
+    """A byte stream without a file descriptor, counted against `max_bytes`."""
+
+    def __init__(self, stream, where: str, max_bytes: int) -> None:
+        self.stream = stream
+        self.where = where
+        self.max_bytes = max_bytes
+        self.total = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        data = self.stream.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
+        self.total += n
+        if self.total > self.max_bytes:
+            raise InputError(f"larger than {size_text(self.max_bytes)} (an input without end?)", where=self.where)
+        return n
+
+
 def open_bounded(path: str | Path, *, where: str | None = None, max_bytes: int) -> io.BufferedReader:
     """A buffered binary reader of `path` ('-' is stdin) that enforces the size and time bounds."""
     name = str(path)
     where = where or ("<stdin>" if name == "-" else name)
     if name == "-":
-        fd, close_fd = sys.stdin.fileno(), False
+        try:
+            fd, close_fd = sys.stdin.fileno(), False
+        except (AttributeError, OSError, ValueError):  # a stdin in memory (tests, click's runner): it ends
+            return io.BufferedReader(_CountedStream(sys.stdin.buffer, where, max_bytes))
     else:
         try:
             fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO opens without a writer

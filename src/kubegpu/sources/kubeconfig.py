@@ -10,6 +10,7 @@ transport (TLS, tokens, client certificates, exec plugins) then makes the HTTP c
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import ssl
@@ -227,20 +228,69 @@ def request_timeouts(setting: str | None) -> Timeouts:
     return Timeouts(connect=min(CONNECT_TIMEOUT, seconds), read=seconds)
 
 
-class _ExecV1Auth(client_adapter.ExecAuth):
-    """lightkube's exec-plugin auth, also for the GA `client.authentication.k8s.io/v1` plugins.
+EXEC_TIMEOUT = 30.0  # seconds a credential plugin may take (client-go has no limit; a hung plugin hangs kubectl)
+
+
+class _ExecAuth(client_adapter.ExecAuth):
+    """Exec credential plugins (v1alpha1, v1beta1 and the GA v1), run with bounds.
 
     lightkube 1.0 accepts only v1alpha1/v1beta1, yet v1 plugins print the same ExecCredential
-    (status.token); client-go tells them the version through KUBERNETES_EXEC_INFO.
+    (status.token); client-go tells them the version through KUBERNETES_EXEC_INFO. The plugin
+    gets no stdin (non-interactive), `EXEC_TIMEOUT` seconds, and whatever goes wrong (garbage
+    on stdout, a non-zero exit, a hang) is one SourceError naming the kubeconfig user and plugin.
     """
+
+    def __init__(self, exec_conf: UserExec, cluster: "ClusterConfig") -> None:
+        super().__init__(exec_conf)
+        self._cluster = cluster
 
     def _prepare(self) -> tuple[list[str], dict[str, str]]:
         exec_conf = self._exec
         env = dict(os.environ)
         env.update((v.name, v.value) for v in exec_conf.env or [])
+        version = exec_conf.apiVersion or EXEC_V1
         env["KUBERNETES_EXEC_INFO"] = ('{"apiVersion":"%s","kind":"ExecCredential","spec":{"interactive":false}}'
-                                       % EXEC_V1)
+                                       % version)
         return [exec_conf.command, *(exec_conf.args or [])], env
+
+    def _fail(self, command: str, what: str) -> SourceError:
+        c = self._cluster
+        return SourceError(f"credential plugin {command} for user {c.user!r} (context {c.context}) {what}")
+
+    def token(self) -> str:
+        import subprocess
+
+        command, env = self._prepare()
+        try:
+            proc = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                                  timeout=EXEC_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            raise self._fail(command[0], f"did not answer within {EXEC_TIMEOUT:g} s") from None
+        except FileNotFoundError:
+            raise self._fail(command[0], "not found; install it or fix users[].user.exec.command") from None
+        except OSError as err:
+            raise self._fail(command[0], f"cannot run: {err.strerror or err}") from None
+        if proc.returncode != 0:
+            first = next((ln for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()), "")
+            raise self._fail(command[0], f"exited with status {proc.returncode}" + (f": {first.strip()[:200]}"
+                                                                                       if first else ""))
+        try:
+            body = json.loads(proc.stdout)
+            token = body["status"]["token"]
+        except (ValueError, KeyError, TypeError):
+            raise self._fail(command[0], "printed no ExecCredential with status.token") from None
+        if not isinstance(token, str) or not token or any(ch in token for ch in "\r\n\0"):
+            raise self._fail(command[0], "printed an ExecCredential whose status.token is not a usable token")
+        return token
+
+    def sync_auth_flow(self, request):
+        if self._last_bearer:
+            request.headers["Authorization"] = self._last_bearer
+            response = yield request
+            if response.status_code != 401:
+                return
+        request.headers["Authorization"] = self._last_bearer = f"Bearer {self.token()}"
+        yield request
 
 
 def _check_referenced_files(cluster: ClusterConfig) -> None:
@@ -273,8 +323,8 @@ def http_client(cluster: ClusterConfig, timeouts: Timeouts) -> httpx2.Client:
             text = f"{err.strerror}: {err.filename}" if err.filename else err.strerror
         raise SourceError(f"TLS settings of context {cluster.context} ({cluster.origin}): {text}") from None
     user_exec: UserExec | None = single.user.exec if single.user else None
-    if user_exec is not None and user_exec.apiVersion == EXEC_V1:
-        kwargs["auth"] = _ExecV1Auth(user_exec)
+    if user_exec is not None:
+        kwargs["auth"] = _ExecAuth(user_exec, cluster)
     headers = {"Accept": "application/json", "User-Agent": f"kubegpu/{__version__}"}
     return httpx2.Client(headers=headers, **kwargs)
 

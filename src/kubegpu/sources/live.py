@@ -13,6 +13,7 @@ import contextlib
 import os
 import re
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -225,20 +226,53 @@ class _Api:
     def get(self, path: str, params: dict[str, str] | None = None) -> bytes:
         """The body of a 200 answer; ApiStatus for any other status."""
         for attempt in range(4):
-            try:
-                resp = self.http.get(path, params=params)
-            except httpx2.HTTPError as err:
-                raise transport_error(err, self.cluster, self.timeouts, path) from None
-            except (ConfigError, OSError) as err:
-                raise credential_error(err, self.cluster) from None
-            if resp.status_code == 200:
-                return resp.content
-            retry_after = resp.headers.get("Retry-After", "")
-            if resp.status_code in (429, 503) and retry_after.isdigit() and attempt < 3:
+            status, headers, content = self._bounded_get(path, params)
+            if status == 200:
+                return content
+            retry_after = headers.get("Retry-After", "")
+            if status in (429, 503) and retry_after.isdigit() and attempt < 3:
                 time.sleep(min(int(retry_after), 5))  # client-go honours Retry-After the same way
                 continue
-            raise ApiStatus.from_response(resp.status_code, resp.content, resp.headers.get("Content-Type", ""))
+            raise ApiStatus.from_response(status, content, headers.get("Content-Type", ""))
         raise AssertionError("unreachable")
+
+    def _bounded_get(self, path: str, params: dict[str, str] | None) -> tuple[int, Any, bytes]:
+        """One GET within a total time bound (the read timeout bounds each read; a server that
+        trickles a byte at a time never trips it, so a timer closes the connection at the deadline)."""
+        total = self.timeouts.read
+        expired = threading.Event()
+
+        def abort() -> None:
+            expired.set()
+            self.http.close()
+
+        timer = threading.Timer(total, abort)
+        timer.daemon = True
+        timer.start()
+        deadline = time.monotonic() + total
+        try:
+            with self.http.stream("GET", path, params=params) as resp:
+                chunks = []
+                for chunk in resp.iter_bytes():
+                    chunks.append(chunk)
+                    if time.monotonic() > deadline:
+                        expired.set()
+                        break
+                if not expired.is_set():
+                    return resp.status_code, resp.headers, b"".join(chunks)
+        except httpx2.HTTPError as err:
+            if not expired.is_set():
+                raise transport_error(err, self.cluster, self.timeouts, path) from None
+        except (ConfigError, OSError) as err:
+            if not expired.is_set():
+                raise credential_error(err, self.cluster) from None
+        except RuntimeError:  # httpx refuses a request on the client the timer closed
+            if not expired.is_set():
+                raise
+        finally:
+            timer.cancel()
+        raise SourceError(f"{self.cluster.server} did not answer GET {path} within {total:g} s "
+                          "(set KUBEGPU_TIMEOUT=SECONDS to wait longer)")
 
     def close(self) -> None:
         self.http.close()
