@@ -104,13 +104,47 @@ def parse_config(data: Any, *, where: str = "config") -> AuditConfig:
         check = CATALOG_BY_ID.get(key.upper())
         if check is None:
             raise InputError(f"unknown check {key!r}", where=where, field=f"params.{key}")
-        for name in values:
+        for name, value in values.items():
             if name not in check.params:
                 known = ", ".join(check.params) or "none"
                 raise InputError(f"unknown parameter {name!r} (known: {known})", where=where,
                                  field=f"params.{key}.{name}")
+            problem = param_problem(check.params[name], value)
+            if problem:
+                raise InputError(problem, where=where, field=f"params.{key}.{name}")
     return AuditConfig(severity={k.upper(): v for k, v in cfg.severity.items()}, disable=cfg.disable,
                        exclude=cfg.exclude, params={k.upper(): v for k, v in cfg.params.items()})
+
+
+def param_problem(default: Any, value: Any) -> str | None:
+    """Why `value` cannot stand in for a parameter whose default is `default` (None when it can).
+
+    A parameter of the wrong type would otherwise silently disable its check (`min: soon`).
+    """
+    from kubegpu.model.quantity import parse_quantity
+    from kubegpu.model.timeutil import parse_duration
+
+    if isinstance(default, bool) or isinstance(value, bool):
+        return None if isinstance(value, bool) == isinstance(default, bool) else f"expected true or false, got {value!r}"
+    if isinstance(default, (int, float)):
+        if not isinstance(value, (int, float)) or (isinstance(default, int) and isinstance(value, float)
+                                                   and not value.is_integer()):
+            return f"expected {'an integer' if isinstance(default, int) else 'a number'}, got {value!r}"
+        return None if value >= 0 else f"expected a number >= 0, got {value!r}"
+    if isinstance(default, str):
+        if parse_duration(default) is not None:
+            seconds = parse_duration(str(value)) if isinstance(value, str) else None
+            return None if seconds is not None and seconds > 0 else f"expected a duration like {default}, got {value!r}"
+        try:
+            parse_quantity(default)
+        except InputError:
+            return None if isinstance(value, str) else f"expected a string, got {value!r}"
+        try:
+            if parse_quantity(value if isinstance(value, (str, int, float)) else None) < 0:
+                return f"expected a quantity >= 0, got {value!r}"
+        except InputError:
+            return f"expected a quantity like {default}, got {value!r}"
+    return None
 
 
 def load_config(path: str | Path) -> AuditConfig:

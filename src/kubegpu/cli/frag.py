@@ -63,8 +63,11 @@ def frag(source, output, mix_file, plot_file):
         write_atomic(plot_file, buffer.getvalue())
 
     def table(con):
-        con.print(frag_table(report, wide=output == "wide"))
         g, f = report.gpus, report.fragmentation
+        if not g.total:
+            con.print("no GPU nodes: nothing to fragment (no node advertises nvidia.com/gpu or a MIG resource)")
+            return
+        con.print(frag_table(report, wide=output == "wide"))
         fits = ", ".join(f"{k}-GPU: {v}" for k, v in report.fits_by_size.items())
         stranded = ", ".join(f"{k}-GPU: {v:g}" for k, v in report.stranded_by_size.items())
         con.print(f"\n{g.total} GPUs, {g.allocated:g} allocated ({report.allocation_ratio:.1%}), {g.free:g} free")

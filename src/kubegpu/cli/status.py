@@ -58,8 +58,13 @@ def status(source, output, gpu_only):
     report = cluster_status(load_state(source))
 
     def table(con):
-        con.print(status_table(report, wide=output == "wide", gpu_only=gpu_only))
         t = report.totals
+        if not t.nodes:
+            con.print("no nodes in this cluster source")
+            return
+        con.print(status_table(report, wide=output == "wide", gpu_only=gpu_only))
+        if not t.gpu_nodes:
+            con.print("\nno GPU nodes (no node advertises nvidia.com/gpu or a MIG resource)")
         con.print(f"\n{t.nodes} nodes, {t.gpu_nodes} with GPUs: {t.gpus.total} GPUs, "
                   f"{t.gpus.allocated} allocated ({t.allocation_ratio:.1%}), {t.gpus.free} free")
 
