@@ -236,3 +236,33 @@ def test_audit_param_of_the_wrong_type_is_refused(tmp_path):
     config = tmp_path / "audit.yaml"
     config.write_text("params:\n  KG-301:\n    min: soon\n")
     refused(run_inprocess("audit", "--demo", "--config", str(config)), "params.KG-301.min", "duration")
+
+
+# --- third-party objects with surprising shapes ------------------------------------------------
+
+GPU_POOL = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "gpu"},
+            "spec": {"template": {"spec": {"requirements": [{"key": "karpenter.k8s.aws/instance-gpu-count",
+                                                               "operator": "Gt", "values": ["0"]}]}},
+                     "disruption": "WhenEmpty"}}
+
+
+@pytest.mark.parametrize("objects, field", [
+    ([GPU_POOL], "NodePool/gpu: field spec.disruption"),
+    ([dict(GPU_POOL, spec="x")], None),  # not readable as a GPU pool at all: a spec that is a string
+    ([{"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule", "metadata": {"name": "r", "namespace": "m"},
+       "spec": {"groups": "x"}}], "PrometheusRule/m/r: field spec.groups"),
+], ids=["karpenter-disruption", "karpenter-spec", "prometheusrule-groups"])
+def test_odd_crd_shapes_are_named_not_crashed(tmp_path, objects, field):
+    r = run_inprocess("audit", "--snapshot", dump(tmp_path, NODE, *objects))
+    if field is None:
+        assert r.code in (0, 1, 2) and len(r.err_lines) <= 1 and "internal error" not in r.stderr
+    else:
+        refused(r, field)
+
+
+def test_volcano_job_whose_spec_is_a_string(tmp_path):
+    job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "vj", "namespace": "ml"},
+           "spec": "a string"}
+    member = pod("vj-w-0", "2")
+    member["metadata"]["labels"] = {"volcano.sh/job-name": "vj"}
+    refused(run_inprocess("why", "--all", "--snapshot", dump(tmp_path, NODE, job, member)), "Job/ml/vj: field spec")

@@ -18,6 +18,7 @@ from kubegpu.model.gpu import GPU, GPU_SHARED, MIG_PREFIX
 from kubegpu.model.kinds import GenericObject, KubeObject, Pod, Workload
 from kubegpu.model.objects import ObjectMeta, PodSpec
 from kubegpu.model.resources import pod_requests
+from kubegpu.model.loose import loose
 
 TRAINING_KINDS = frozenset({"Job", "CronJob", "PyTorchJob", "MPIJob", "TFJob", "TrainJob", "XGBoostJob",
                             "PaddleJob", "JAXJob", "JobSet", "RayJob"})
@@ -205,7 +206,7 @@ def controller_templates(obj: KubeObject) -> list[PodTemplate]:
         return [PodTemplate(labels=t.metadata.labels, annotations=t.metadata.annotations, spec=t.spec,
                             replicas=replicas)]
     if isinstance(obj, GenericObject):
-        return list(crd_templates(obj.body.get("spec", {}), 1, 1))
+        return list(crd_templates(loose(obj).get("spec", dict, {}), 1, 1))
     return []
 
 

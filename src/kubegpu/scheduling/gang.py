@@ -16,6 +16,7 @@ import numpy as np
 
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import GenericObject, Pod, PodGroup
+from kubegpu.model.loose import loose
 
 # (where, key, system): checked in this order, first hit names the group
 GANG_MARKERS = (
@@ -71,9 +72,8 @@ def _min_from_objects(state: ClusterState, system: str, ns: str, name: str) -> i
             return obj.spec.min_member
     if system == "volcano-job":
         job = state.get("Job", ns, name)
-        body = job.body if isinstance(job, GenericObject) else {}
-        value = (body.get("spec") or {}).get("minAvailable")
-        if isinstance(value, int):
+        value = loose(job).int("spec.minAvailable") if isinstance(job, GenericObject) else None
+        if value is not None:
             return value
         for obj in state.of_kind("PodGroup"):  # volcano names the group "<job>-<uid>"
             if obj.namespace == ns and obj.name.startswith(name + "-") and obj.spec.min_member:

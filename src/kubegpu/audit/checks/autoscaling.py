@@ -12,6 +12,7 @@ from kubegpu.audit.workloads import controller_templates
 from kubegpu.model.kinds import GenericObject, Workload
 from kubegpu.model.pools import node_pool
 from kubegpu.model.timeutil import parse_duration
+from kubegpu.model.loose import loose
 
 # upstream defaults (cluster-autoscaler pkg/config/flags/flags.go)
 CA_DEFAULTS = {"scale-down-delay-after-add": "10m", "scale-down-unneeded-time": "10m",
@@ -126,7 +127,7 @@ def _dig(body: Any, *path: str) -> Any:
 
 def is_gpu_nodepool(pool: GenericObject) -> bool:
     """A Karpenter NodePool that launches GPU nodes (requirements, taints, limits or labels say so)."""
-    spec = pool.body.get("spec", {})
+    spec = loose(pool).dict("spec")
     reqs = _dig(spec, "template", "spec", "requirements") or []
     if any(isinstance(r, dict) and any(h in str(r.get("key", "")).lower() for h in GPU_REQUIREMENT_HINTS)
            for r in reqs):
@@ -134,8 +135,8 @@ def is_gpu_nodepool(pool: GenericObject) -> bool:
     taints = _dig(spec, "template", "spec", "taints") or []
     if any(isinstance(t, dict) and "gpu" in str(t.get("key", "")).lower() for t in taints):
         return True
-    limits = _dig(spec, "limits") or {}
-    labels = _dig(spec, "template", "metadata", "labels") or {}
+    limits = loose(pool).dict("spec.limits")
+    labels = loose(pool).dict("spec.template.metadata.labels")
     return any("gpu" in str(k).lower() for k in [*limits, *labels]) or any(
         "gpu" in str(v).lower() for v in labels.values())
 
@@ -149,7 +150,7 @@ def karpenter_consolidation(ctx: AuditContext) -> Iterator[Hit]:
     minimum_text = str(ctx.param("KG-305", "min"))
     minimum = parse_duration(minimum_text) or 0
     for pool in karpenter_gpu_pools(ctx):
-        disruption = _dig(pool.body, "spec", "disruption") or {}
+        disruption = loose(pool).dict("spec.disruption")
         after = str(disruption.get("consolidateAfter", "0s"))
         policy = disruption.get("consolidationPolicy", "WhenEmptyOrUnderutilized")
         if after == "Never":

@@ -12,6 +12,7 @@ from kubegpu.audit.volumes import is_local_provisioner
 from kubegpu.model.kinds import CSINode, Node, PersistentVolume, StorageClass
 from kubegpu.model.objects import NodeSelectorRequirement, VolumeNodeAffinity
 from kubegpu.model.quantity import resource_amount
+from kubegpu.model.loose import loose
 
 LOCAL_NODE_LABEL_HINTS = ("nvme", "local-ssd", "localssd", "local-disk", "instance-store")
 
@@ -28,7 +29,7 @@ def immediate_local_binding(ctx: AuditContext) -> Iterator[Hit]:
 
 def _has_iowait_alert(ctx: AuditContext) -> bool:
     for rule in ctx.crds("PrometheusRule"):
-        for group in rule.body.get("spec", {}).get("groups", []) or []:
+        for group in loose(rule).list("spec.groups"):
             for r in (group.get("rules", []) if isinstance(group, dict) else []):
                 if isinstance(r, dict) and r.get("alert") and "iowait" in str(r.get("expr", "")):
                     return True
@@ -83,7 +84,7 @@ def _local_volume_affinities(ctx: AuditContext) -> list[tuple[str, VolumeNodeAff
         if isinstance(pv, PersistentVolume) and (pv.spec.local is not None or pv.spec.host_path is not None):
             out.append((f"local PV {pv.name}", pv.spec.node_affinity))
     for group in ctx.crds("LocalModelNodeGroup"):
-        spec = group.body.get("spec", {}).get("persistentVolumeSpec", {})
+        spec = loose(group).dict("spec.persistentVolumeSpec")
         if isinstance(spec, dict) and isinstance(spec.get("nodeAffinity"), dict):
             try:
                 affinity = msgspec.convert(spec["nodeAffinity"], VolumeNodeAffinity, strict=False)
