@@ -149,14 +149,18 @@ def param_problem(default: Any, value: Any) -> str | None:
 
 def load_config(path: str | Path) -> AuditConfig:
     """Read and validate a YAML or JSON config file."""
+    from kubegpu.sources.bounded import read_bounded  # bounded in size and, for FIFOs, in time
+    from kubegpu.sources.safe_yaml import load_yaml_documents
+
+    raw = read_bounded(path, where=str(path), max_bytes=16 << 20)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror or err}", where=str(path)) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise InputError(f"not YAML: {err}", where=str(path)) from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(f"not UTF-8 text (byte {err.start})", where=str(path)) from None
+    docs = [d for d in load_yaml_documents(text, where=str(path)) if d is not None]
+    if len(docs) > 1:
+        raise InputError("expected one YAML document", where=str(path))
+    data = docs[0] if docs else None
     return parse_config(data, where=str(path))
 
 

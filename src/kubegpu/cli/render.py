@@ -280,7 +280,14 @@ def json_chunks(data: Any) -> Iterator[bytes]:
         last = len(data) - 1
         for i, (key, value) in enumerate(data.items()):
             sep = b",\n" if i < last else b"\n"
-            yield b"  " + _ENCODER.encode(str(key)) + b": " + _json_value(value, "  ") + sep
+            head = b"  " + _ENCODER.encode(str(key)) + b": "
+            if isinstance(value, (list, tuple)) and value:  # a long list (nodes, findings): item by item
+                yield head + b"[\n"
+                for j, item in enumerate(value):
+                    yield b"    " + _json_value(item, "    ") + (b",\n" if j < len(value) - 1 else b"\n")
+                yield b"  ]" + sep
+            else:
+                yield head + _json_value(value, "  ") + sep
         yield b"}\n"
     else:
         yield _json_value(data, "") + b"\n"

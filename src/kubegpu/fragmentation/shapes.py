@@ -122,8 +122,10 @@ def load_mix(path: str | Path, *, coverage: float = DEFAULT_COVERAGE) -> ShapeMi
     p = Path(path)
     if p.suffix.lower() == ".json":
         try:
-            entries = msgspec.json.decode(p.read_bytes(), type=list[_MixEntry])
-        except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+            from kubegpu.sources.bounded import read_bounded  # bounded in size and, for FIFOs, in time
+
+            entries = msgspec.json.decode(read_bounded(p, max_bytes=1 << 30), type=list[_MixEntry])
+        except (OSError, RecursionError, msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise InputError(f"not a task-shape mix: {exc}", where=str(p)) from exc
         shapes = []
         for i, e in enumerate(entries):
