@@ -207,7 +207,8 @@ def test_nccl_on_dev_zero_ends():
     refused(run_inprocess("nccl", "/dev/zero"), "/dev/zero", "binary data")
 
 
-@pytest.mark.parametrize("args", [["nccl", "{fifo}"], ["status", "--snapshot", "{fifo}"]])
+@pytest.mark.parametrize("args", [["nccl", "{fifo}"], ["status", "--snapshot", "{fifo}"],
+                                  ["simulate", "inflation", "--nodes", "{fifo}", "--pods", "{fifo}"]])
 def test_a_fifo_that_never_closes_is_bounded_in_time(tmp_path, monkeypatch, args):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
@@ -266,3 +267,11 @@ def test_volcano_job_whose_spec_is_a_string(tmp_path):
     member = pod("vj-w-0", "2")
     member["metadata"]["labels"] = {"volcano.sh/job-name": "vj"}
     refused(run_inprocess("why", "--all", "--snapshot", dump(tmp_path, NODE, job, member)), "Job/ml/vj: field spec")
+
+
+def test_defrag_count_is_bounded_by_the_cluster_not_the_flag():
+    """`--count 10000` on an 80-GPU cluster plans at most what the devices hold (unmet beyond), quickly."""
+    r = run_inprocess("defrag", "--demo", "--size", "8", "--count", "10000", "-o", "json")
+    assert r.code == 1, r.stderr
+    assert json.loads(r.stdout)["feasible"] is False
+    refused(run_inprocess("defrag", "--demo", "--size", "8", "--count", "1000000000"), "--count")

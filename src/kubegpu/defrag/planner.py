@@ -205,8 +205,10 @@ def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = Evi
         cpu = cpu_by_size(mix, (goal.size,)).get(goal.size, 0)  # the same CPU cap `frag` applies
         probe = _probe(problem, goal.size, cpu, f"{goal.size}-GPU pod")
         existing = _reserve_existing(start, probe)
+        # bounded by the cluster, not by --count: more than every GPU device holds is unmet anyway
+        room = int((problem.dev_total[problem.schedulable] >= 1000).sum()) // goal.size
         targets = [_probe(problem, goal.size, cpu, f"{goal.size}-GPU pod #{existing + i + 1}")
-                   for i in range(goal.count)]
+                   for i in range(min(goal.count, max(room - existing, 0) + 1))]
         base = WorkState.start(problem)
         milp_kwargs = {"size_k": goal.size, "size_goal": existing + goal.count, "size_cpu": cpu}
         milp_start = base
