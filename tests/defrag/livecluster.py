@@ -73,8 +73,12 @@ class World:
 
 
 def start_world(tmp_path: Path, *, lag: int = 1, grace: int = 0, extra: list[dict] | None = None,
-                cluster_uid: str = "uid-kube-system-a", plan_goal: Goal | None = None) -> tuple[FakeApiServer, World]:
-    """Start a server (the caller stops it) holding the fragmented cluster, and plan for ml/big."""
+                cluster_uid: str = "uid-kube-system-a", plan_goal: Goal | None = None,
+                plan: Plan | None = None) -> tuple[FakeApiServer, World]:
+    """Start a server (the caller stops it) holding the fragmented cluster, and plan for ml/big.
+
+    `plan`: reuse a plan made on an identical world (object names and uids are fixed)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     server = FakeApiServer().start()
     emulator = ClusterEmulator(server, lag=lag, grace=grace)
     server.add_all(fragmented(4, 8, 1) + [pod("big", None, 4, kind="Job", controller="big"),
@@ -83,6 +87,6 @@ def start_world(tmp_path: Path, *, lag: int = 1, grace: int = 0, extra: list[dic
     emulator.reconcile()
     kubeconfig = server.kubeconfig(tmp_path / "kubeconfig")
     api = LightkubeApi.from_kubeconfig(str(kubeconfig), timeouts=Timeouts(connect=2.0, read=2.0))
-    plan = plan_defrag(emulator.state(), plan_goal or Goal(kind="pod", pod="ml/big"))
+    plan = plan or plan_defrag(emulator.state(), plan_goal or Goal(kind="pod", pod="ml/big"))
     assert plan.feasible and plan.moves
     return server, World(server, emulator, api, plan, tmp_path / "journal.jsonl", kubeconfig)

@@ -21,6 +21,8 @@ from kubegpu.defrag.executor import Executor
 from kubegpu.defrag.journal import Journal
 from kubegpu.errors import UsageError
 
+PINNED = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
+
 
 @pytest.fixture
 def world(tmp_path):
@@ -337,7 +339,8 @@ def test_gang_steps_evict_every_member_then_wait(tmp_path):
     gang = {"scheduling.x-k8s.io/pod-group": "ddp"}
     objs += [pod("ddp-0", "n0", 1, kind="Job", controller="ddp", labels=gang),
              pod("ddp-1", "n0", 1, kind="Job", controller="ddp", labels=gang),
-             pod("f1", "n1", 2, controller="f1"), pod("f2", "n2", 2, controller="f2"),
+             pod("f1", "n1", 2, controller="f1", annotations=PINNED), pod("f2", "n2", 2, controller="f2",
+                                                                         annotations=PINNED),
              pod("want4", None, 4, kind="Job", controller="want4")]
     with FakeApiServer() as server:
         emulator = ClusterEmulator(server, lag=2)
@@ -350,5 +353,4 @@ def test_gang_steps_evict_every_member_then_wait(tmp_path):
         assert report.status == "finished", report.message
         assert {e.uid for e in emulator.evictions} == {m.uid for m in plan.moves}
         gang_moves = [m for m in plan.moves if m.gang]
-        if gang_moves:
-            assert len({m.step for m in gang_moves}) == 1
+        assert len(gang_moves) == 2 and len({m.step for m in gang_moves}) == 1
