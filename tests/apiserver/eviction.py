@@ -219,6 +219,12 @@ class ClusterEmulator:
             self.tick()
         return None
 
+    def release_pending(self) -> None:
+        """Every replacement waiting for the scheduler is bound at the next pod list."""
+        with self.server.lock:
+            for item in self._pending:
+                item[1] = 0
+
     def tick(self) -> None:
         with self.server.lock:
             left = []

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+import time
 import subprocess
 import sys
 from pathlib import Path
@@ -118,3 +120,33 @@ def test_a_corrupt_journal_is_refused_with_one_line_and_exit_2(clusters, tmp_pat
     assert r.returncode == 2, r.stdout + r.stderr
     assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert emu_a.cordon_patches == [] and emu_a.evictions == []
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_mid_run_uncordons_leaves_a_resumable_journal_and_exits_128_plus_n(clusters, tmp_path, sig, code):
+    a, emu_a, b, emu_b, kc = clusters
+    emu_a.lag = 10_000  # the replacement never runs: the executor is waiting when the signal comes
+    journal = tmp_path / "j.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "kubegpu.cli.main", "defrag", "--kubeconfig", str(kc), "--for",
+                             "ml/big", "--apply", "--yes", "--journal", str(journal), "-o", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not emu_a.evictions and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert emu_a.evictions, "the run never reached its first eviction"
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, err
+    report = json.loads(out)
+    assert report["status"] == "stopped" and report["resumable"]
+    assert report["uncordoned"] and not any(_cordoned(a, n) for n in report["uncordoned"])
+    assert json.loads(journal.read_text().splitlines()[-1])["status"] == "stopped"
+    emu_a.lag = 0
+    emu_a.release_pending()
+    again = cli("--kubeconfig", str(kc), "--resume", str(journal), "-o", "json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["status"] == "finished" and len(emu_a.evictions) == 3
