@@ -17,12 +17,10 @@ error, a signal, the journal unwritable, a replacement late); aborted (the plan 
 from __future__ import annotations
 
 import signal
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Callable, Iterator
+from typing import Callable
 
 from kubegpu.defrag.api import ApiFailure, ClusterApi, EvictionRefused, NoAnswer
 from kubegpu.defrag.cost import move_cost
@@ -31,6 +29,8 @@ from kubegpu.defrag.gate import GateVerdict, beneficiary_priority, check_step, l
 from kubegpu.defrag.identity import mismatch
 from kubegpu.defrag.journal import Journal, JournalState, JournalWriteError, plan_hash
 from kubegpu.defrag.plan import Move, Plan
+from kubegpu.defrag.reconcile import reconcile
+from kubegpu.defrag.signals import SignalGuard, Terminated
 from kubegpu.errors import InputError, UsageError
 from kubegpu.model.cluster import ClusterState
 
@@ -41,10 +41,6 @@ class Abort(Exception):
 
 class Stop(Exception):
     """Stop here; `--resume` continues from this point."""
-
-
-class Terminated(BaseException):
-    """SIGTERM arrived during the run (raised like KeyboardInterrupt, so nothing swallows it)."""
 
 
 TRANSIENT = (EvictionRefused, NoAnswer, ApiFailure)
@@ -92,8 +88,7 @@ class Executor:
         self._last_eviction: float | None = None
         self._ours: list[str] = []
         self._cluster_objects: list[dict] | None = None
-        self._deferring = False
-        self._pending_signal: int | None = None
+        self._signals = SignalGuard()
 
     # ------------------------------------------------------------------ entry points
     def apply(self, plan: Plan) -> ExecutionReport:
@@ -143,7 +138,7 @@ class Executor:
                                  journal=str(self.journal.path))
         if st.cordoned or st.cordon_requested:
             self._begin(lambda: self.journal.record("resumed", cluster=self.api.identity().to_builtins()))
-            with self._signals():
+            with self._signals.running():
                 try:
                     self._reconcile(st)
                 except (JournalWriteError, *TRANSIENT):
@@ -163,7 +158,7 @@ class Executor:
                                  journal=str(self.journal.path))
         self._ours = list(st.cordoned)
         crash: BaseException | None = None
-        with self._signals():
+        with self._signals.running():
             try:
                 self._reconcile(st)
                 self._cordon(plan, st)
@@ -206,27 +201,8 @@ class Executor:
             report.unrecorded.append(f"{event} {detail}".strip())
 
     def _reconcile(self, st: JournalState) -> None:
-        """Intents without outcomes (a crash between the two) against the live cluster."""
-        for node in list(st.cordon_requested):
-            if self.api.node_unschedulable(node):  # it was schedulable when the intent was written
-                self.journal.record("cordoned", node=node, note="reconciled on resume")
-                st.cordoned.append(node)
-            else:
-                self.journal.record("cordon-not-applied", node=node)
-            st.cordon_requested.remove(node)
-        for node in list(st.cordoned):
-            if not self.api.node_unschedulable(node):
-                self.journal.record("uncordoned", node=node, note="found schedulable on resume")
-                st.cordoned.remove(node)
+        reconcile(self.api, self.journal, st, lambda ns, name: self._retrying(lambda: self.api.get_pod(ns, name)))
         self._ours = list(st.cordoned)
-        for uid, rec in st.requested.items():
-            if uid in st.evicted:
-                continue
-            ns, _, name = rec["pod"].partition("/")
-            current = self._retrying(lambda: self.api.get_pod(ns, name))
-            if current is None or current.uid != uid or current.terminating:
-                self.journal.record("evicted", uid=uid, pod=rec["pod"], note="found gone on resume")
-                st.evicted.add(uid)
 
     def _cordon(self, plan: Plan, st: JournalState) -> None:
         for node in plan.cordon:
@@ -244,7 +220,7 @@ class Executor:
 
     def _undo(self, report: ExecutionReport) -> None:
         """Uncordon every node we cordoned; signals wait until this is done."""
-        with self._deferred():
+        with self._signals.deferred():
             for node in list(self._ours):
                 self._note(report, "uncordon-request", node=node)
                 try:
@@ -418,41 +394,3 @@ class Executor:
                     raise
                 self.opt.sleep(min(self.opt.backoff_s * 2 ** attempt, self.opt.backoff_max_s))
         raise AssertionError("unreachable")
-
-    # ------------------------------------------------------------------ signals
-    @contextmanager
-    def _signals(self) -> Iterator[None]:
-        """SIGTERM becomes Terminated during the run (main thread only), so the undo runs."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-
-        def on_term(signum, frame):
-            if self._deferring:
-                self._pending_signal = signum
-                return
-            raise Terminated()
-
-        old = signal.signal(signal.SIGTERM, on_term)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGTERM, old)
-
-    @contextmanager
-    def _deferred(self) -> Iterator[None]:
-        """While undoing: ^C and SIGTERM are noted, not raised (the undo must finish)."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        self._deferring = True
-
-        def note(signum, frame):
-            self._pending_signal = signum
-
-        old_int = signal.signal(signal.SIGINT, note)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGINT, old_int)
-            self._deferring = False

@@ -17,7 +17,6 @@ cluster. A torn last line (a crash mid-write) is cut off on resume; any other da
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
@@ -62,7 +61,6 @@ class JournalWriteError(Exception):
 
     def __init__(self, path: Path, err: OSError) -> None:
         super().__init__(f"cannot write the journal {path}: {err.strerror or err}")
-        self.errno = err.errno
 
 
 def plan_hash(plan: Plan) -> str:
@@ -265,7 +263,3 @@ class Journal:
 def _discard(items: list[str], value: str) -> None:
     if value in items:
         items.remove(value)
-
-
-def is_disk_full(err: JournalWriteError) -> bool:
-    return err.errno in (errno.ENOSPC, errno.EDQUOT)
