@@ -354,3 +354,39 @@ def test_gang_steps_evict_every_member_then_wait(tmp_path):
         assert {e.uid for e in emulator.evictions} == {m.uid for m in plan.moves}
         gang_moves = [m for m in plan.moves if m.gang]
         assert len(gang_moves) == 2 and len({m.step for m in gang_moves}) == 1
+
+
+def _refuse_uncordon(w, state):
+    def hook(request):
+        if state["on"] and request.method == "PATCH" and b'"unschedulable":false' in request.body.replace(b" ", b""):
+            return status_reply(500, "InternalError", "admission webhook timed out")
+        return None
+    return hook
+
+
+def test_an_uncordon_the_api_refuses_is_reported_and_done_by_the_next_resume(world):
+    w = world
+    state = {"on": True}
+    w.server.faults.append(_refuse_uncordon(w, state))
+    report = _run(w, max_moves=1)
+    node = w.plan.cordon[0]
+    assert report.status == "stopped" and report.left_cordoned == [node]
+    assert f"kubectl uncordon {node}" in report.message and w.node_cordoned(node)
+    assert "uncordon-failed" in _events(w)
+    state["on"] = False
+    assert _resume(w).status == "finished"
+    _assert_clean(w)
+
+
+def test_an_aborted_run_whose_undo_failed_is_undone_by_resume_and_stays_aborted(world):
+    w = world
+    state = {"on": True}
+    w.server.faults.append(_refuse_uncordon(w, state))
+    w.pod_body(w.plan.moves[0].pod)["metadata"].pop("ownerReferences")
+    report = _run(w)
+    assert report.status == "aborted" and report.left_cordoned == w.plan.cordon
+    state["on"] = False
+    again = _resume(w)
+    assert again.status == "aborted" and again.message.startswith("was aborted")
+    assert again.uncordoned == w.plan.cordon and not w.node_cordoned(w.plan.cordon[0])
+    assert w.emulator.evictions == []
