@@ -198,3 +198,20 @@ def test_identity_compares_the_cluster_uid_first_then_server_and_ca():
     assert "CA" in mismatch(no_uid, ClusterIdentity(server="https://a:6443", ca_sha256="ca2"))
     assert "cannot read namespace kube-system" in mismatch(a, ClusterIdentity(server="https://a:6443",
                                                                               ca_sha256="ca1"))
+
+
+def test_the_identity_of_a_tls_cluster_carries_its_ca_fingerprint_and_kube_system_uid(server_certs, tmp_path):
+    import base64
+    import hashlib
+
+    from apiserver.server import FakeApiServer
+    from livecluster import namespace
+
+    from kubegpu.defrag.api import LightkubeApi
+
+    with FakeApiServer(certs=server_certs) as server:
+        server.add(namespace("kube-system", "uid-tls"))
+        api = LightkubeApi.from_kubeconfig(str(server.kubeconfig(tmp_path / "kc", context="prod")))
+        ident = api.identity()
+    assert ident.cluster_uid == "uid-tls" and ident.context == "prod" and ident.server.startswith("https://")
+    assert ident.ca_sha256 == hashlib.sha256(base64.b64decode(server_certs.ca_data)).hexdigest()

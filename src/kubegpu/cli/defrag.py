@@ -171,7 +171,8 @@ def defrag(source, output, for_pod, size, count, empty, max_moves, max_cost, all
     never of higher priority than the pod it makes room for, gangs whole or not at all, and onto
     a node that passes every kube-scheduler filter. Each move is priced in GPU-hours of work lost
     since the pod's last checkpoint (kubegpu.io/last-checkpoint or kubegpu.io/checkpoint-interval
-    annotations, else its run time) plus restart time.
+    annotations, else its run time) plus restart time. With -n NS only the pods of NS may
+    move and are listed; the others stay where they are (-A, all namespaces, is the default).
 
     \b
     Examples:
