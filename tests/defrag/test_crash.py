@@ -80,33 +80,35 @@ def _admin_cordons_source(w):
     w.server.store[ObjectKey("v1", "nodes", "", w.plan.cordon[0])]["spec"]["unschedulable"] = True
 
 
-def _crash_then_resume(tmp_path, plan, crash_at, variant):
+def _crash_then_resume(tmp_path, plan, crash_at, variant, then: tuple[int, ...] = ()):
+    """Apply with a crash at boundary `crash_at`, resume crashing at each of `then`, then resume cleanly."""
     server, w = start_world(tmp_path, lag=1, grace=1, plan=plan)
     try:
         if variant == "admin-cordoned-source":
             _admin_cordons_source(w)
-        b = Boundaries(crash_at)
-        crashed = False
-        try:
-            report = Executor(CrashingApi(w.api, b), CrashingJournal(w.journal, b), options()).apply(w.plan)
-        except SimulatedCrash:
-            crashed = True
-        if crashed:
+        report = None
+        for run, at in enumerate((crash_at, *then, None)):
+            b = Boundaries(at)
+            executor = Executor(CrashingApi(w.api, b), CrashingJournal(w.journal, b), options())
             try:
-                report = Executor(w.api, Journal(w.journal), options()).resume()
+                report = executor.apply(w.plan) if run == 0 else executor.resume()
+            except SimulatedCrash:
+                continue
             except UsageError as err:  # the crash came before the plan record was whole: nothing happened
                 assert "empty" in str(err) and w.emulator.evictions == [] and w.emulator.cordon_patches == []
                 w.journal.unlink()
                 report = Executor(w.api, Journal(w.journal), options()).apply(w.plan)
-        assert report.status == "finished", (crash_at, b.seen[-1:], report.message)
-        assert w.evicted_uids() == [m.uid for m in w.plan.moves], (crash_at, b.seen[-1:])
+            break
+        assert report is not None
+        assert report.status == "finished", (crash_at, then, b.seen[-1:], report.message)
+        assert w.evicted_uids() == [m.uid for m in w.plan.moves], (crash_at, then, b.seen[-1:])
         w.assert_only_planned_once()
         assert w.node_cordoned("spare") and all(n != "spare" for n, _ in w.emulator.cordon_patches)
         source = w.plan.cordon[0]
         if variant == "admin-cordoned-source":
             assert w.node_cordoned(source) and all(n != source for n, _ in w.emulator.cordon_patches)
         else:
-            assert not w.node_cordoned(source), (crash_at, b.seen[-1:])
+            assert not w.node_cordoned(source), (crash_at, then, b.seen[-1:])
         records = Journal(w.journal).read()
         assert records[-1]["event"] == "finished" and w.journal.read_bytes().endswith(b"\n")
         return b.seen
@@ -124,3 +126,17 @@ def test_a_crash_at_every_boundary_then_resume_completes_the_plan_exactly_once(t
     assert {"cordon", "evict", "wait", "journal evict-request", "journal step-done"} <= kinds or variant != "plain"
     for k in range(1, len(seen) + 1):
         _crash_then_resume(tmp_path / str(k), plan, k, variant)
+
+
+def test_crashes_again_while_resuming(tmp_path):
+    """Resume is itself interrupted, once or twice, at boundaries drawn with a fixed seed."""
+    import random
+
+    _, probe = start_world(tmp_path / "probe")
+    probe.server.stop()
+    total = len(_crash_then_resume(tmp_path / "full", probe.plan, None, "plain"))
+    rng = random.Random(20261202)
+    for i in range(8):
+        first = rng.randint(1, total)
+        again = tuple(rng.randint(1, total // 2) for _ in range(rng.randint(1, 2)))
+        _crash_then_resume(tmp_path / f"run{i}", probe.plan, first, "plain", again)
