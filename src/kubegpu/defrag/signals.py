@@ -27,7 +27,8 @@ class SignalGuard:
 
     @contextmanager
     def running(self) -> Iterator[None]:
-        """SIGTERM raises Terminated (unless deferred); the previous handler comes back afterwards."""
+        """SIGTERM raises Terminated and ^C KeyboardInterrupt (whatever handlers the CLI installed),
+        unless deferred; the previous handlers come back afterwards."""
         if not self._main():
             yield
             return
@@ -38,11 +39,19 @@ class SignalGuard:
                 return
             raise Terminated()
 
-        old = signal.signal(signal.SIGTERM, on_term)
+        def on_int(signum, frame):
+            if self.deferring:
+                self.pending = signum
+                return
+            raise KeyboardInterrupt()
+
+        old_term = signal.signal(signal.SIGTERM, on_term)
+        old_int = signal.signal(signal.SIGINT, on_int)
         try:
             yield
         finally:
-            signal.signal(signal.SIGTERM, old)
+            signal.signal(signal.SIGTERM, old_term)
+            signal.signal(signal.SIGINT, old_int)
 
     @contextmanager
     def deferred(self) -> Iterator[None]:
