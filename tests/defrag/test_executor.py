@@ -399,3 +399,26 @@ def test_an_aborted_run_whose_undo_failed_is_undone_by_resume_and_stays_aborted(
     assert again.status == "aborted" and again.message.startswith("was aborted")
     assert again.uncordoned == w.plan.cordon and not w.node_cordoned(w.plan.cordon[0])
     assert w.emulator.evictions == []
+
+
+def test_a_statefulset_pod_is_recreated_under_its_name_only_after_the_old_one_is_gone(tmp_path):
+    from apiserver.eviction import ClusterEmulator
+    from apiserver.server import FakeApiServer
+
+    objs = [gpu_node("n0", 4), gpu_node("n1", 4),
+            pod("db-0", "n0", 2, kind="StatefulSet", controller="db"),
+            pod("db-1", "n1", 2, kind="StatefulSet", controller="db"),
+            pod("want4", None, 4, kind="Job", controller="want4")]
+    with FakeApiServer() as server:
+        emulator = ClusterEmulator(server, lag=0, grace=2)
+        server.add_all(objs)
+        emulator.reconcile()
+        api = LightkubeApi.from_kubeconfig(str(server.kubeconfig(tmp_path / "kc")))
+        plan = plan_defrag(emulator.state(), Goal(kind="pod", pod="ml/want4"))
+        assert len(plan.moves) == 1
+        move = plan.moves[0]
+        report = Executor(api, Journal(tmp_path / "j"), options()).apply(plan)
+        assert report.status == "finished", report.message
+        assert report.replacements == {move.pod: f"{move.pod}@{move.to}"}
+        body = server.store[ObjectKey("v1", "pods", "ml", move.pod.split("/")[1])]
+        assert body["metadata"]["uid"] != move.uid and not body["metadata"].get("deletionTimestamp")
