@@ -150,3 +150,14 @@ def test_a_signal_mid_run_uncordons_leaves_a_resumable_journal_and_exits_128_plu
     again = cli("--kubeconfig", str(kc), "--resume", str(journal), "-o", "json")
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["status"] == "finished" and len(emu_a.evictions) == 3
+
+
+def test_an_unreachable_cluster_is_one_line_and_nothing_is_written(clusters, tmp_path):
+    a, emu_a, b, emu_b, kc = clusters
+    a.faults.append(lambda r: status_reply(503, "ServiceUnavailable", "apiserver is shutting down")
+                    if r.path.endswith("/namespaces/kube-system") else None)
+    journal = tmp_path / "j.jsonl"
+    r = cli("--kubeconfig", str(kc), "--for", "ml/big", "--apply", "--yes", "--journal", str(journal))
+    last = r.stderr.strip().splitlines()[-1]  # after the plan shown before acting
+    assert r.returncode == 2 and "shutting down" in last and "Traceback" not in r.stderr
+    assert not journal.exists() and emu_a.cordon_patches == []

@@ -26,12 +26,12 @@ from kubegpu.defrag.api import ApiFailure, ClusterApi, EvictionRefused, NoAnswer
 from kubegpu.defrag.cost import move_cost
 from kubegpu.defrag.evictability import EvictionPolicy
 from kubegpu.defrag.gate import GateVerdict, beneficiary_priority, check_step, live_state
-from kubegpu.defrag.identity import mismatch
+from kubegpu.defrag.identity import ClusterIdentity, mismatch
 from kubegpu.defrag.journal import Journal, JournalState, JournalWriteError, plan_hash
 from kubegpu.defrag.plan import Move, Plan
 from kubegpu.defrag.reconcile import reconcile
 from kubegpu.defrag.signals import SignalGuard, Terminated
-from kubegpu.errors import InputError, UsageError
+from kubegpu.errors import InputError, SourceError, UsageError
 from kubegpu.model.cluster import ClusterState
 
 
@@ -104,7 +104,8 @@ class Executor:
                              "--journal")
         if not plan.feasible:
             raise UsageError("the plan is not feasible; nothing to apply")
-        self._begin(lambda: self.journal.start(plan, self.api.identity(), self.policy.to_builtins()))
+        identity = self._identity()
+        self._begin(lambda: self.journal.start(plan, identity, self.policy.to_builtins()))
         return self._run(self.journal.state())
 
     def resume(self) -> ExecutionReport:
@@ -113,7 +114,7 @@ class Executor:
         st = self.journal.state()
         if st.plan is None or st.cluster is None:
             raise UsageError(f"journal {self.journal.path} is empty: nothing to resume")
-        live = self.api.identity()
+        live = self._identity()
         why = mismatch(st.cluster, live)
         if why is not None:
             raise UsageError(f"journal {self.journal.path} belongs to another cluster ({st.cluster.describe()}): "
@@ -124,6 +125,13 @@ class Executor:
             return self._closed(st, prev)
         self._begin(lambda: self.journal.record("resumed", cluster=live.to_builtins()))
         return self._run(st)
+
+    def _identity(self) -> ClusterIdentity:
+        """Which cluster this is; before anything is changed, so a failure is a plain one-line error."""
+        try:
+            return self._retrying(self.api.identity)
+        except TRANSIENT as err:
+            raise SourceError(f"cannot read the cluster's identity (namespace kube-system): {err}") from None
 
     def _begin(self, write: Callable[[], None]) -> None:
         """The first record of a run: nothing is touched when it cannot be written."""
@@ -137,7 +145,7 @@ class Executor:
         report = ExecutionReport(status=prev["status"], message="", steps_done=sorted(st.steps_done),
                                  journal=str(self.journal.path))
         if st.cordoned or st.cordon_requested:
-            self._begin(lambda: self.journal.record("resumed", cluster=self.api.identity().to_builtins()))
+            self._begin(lambda: self.journal.record("resumed", cluster=self._identity().to_builtins()))
             with self._signals.running():
                 try:
                     self._reconcile(st)
