@@ -173,3 +173,27 @@ def test_a_gang_step_begun_before_a_crash_is_finished_not_refused(tmp_path):
         assert report.status == "finished", report.message
         assert sorted(e.uid for e in emulator.evictions) == sorted(m.uid for m in plan.moves)
         assert server.store.get(ObjectKey("v1", "pods", "ml", "want4")) is not None
+
+
+def test_a_plan_for_a_pending_gang_named_by_its_gang_runs_to_the_end(tmp_path):
+    from kubegpu.defrag import Goal
+
+    gang = {GANG: "ddp"}
+    extra = [pod(f"ddp-{i}", None, 2, kind="Job", controller="ddp", labels=gang, priority=100) for i in range(2)]
+    server, w = start_world(tmp_path, extra=extra, plan_goal=Goal(kind="pod", pod="ml/ddp"))
+    try:
+        assert {t.pod for t in w.plan.targets} == {"ml/ddp-0", "ml/ddp-1"}
+        report = Executor(w.api, Journal(w.journal), options()).apply(w.plan)
+        assert report.status == "finished", report.message
+        assert w.evicted_uids() == [m.uid for m in w.plan.moves]
+    finally:
+        server.stop()
+
+
+def test_a_beneficiary_deleted_after_planning_aborts_before_any_eviction(world):
+    w = world
+    with w.server.lock:
+        del w.server.store[ObjectKey("v1", "pods", "ml", "big")]
+    report = Executor(w.api, Journal(w.journal), options()).apply(w.plan)
+    assert report.status == "aborted" and "ml/big" in report.message and "gone" in report.message
+    assert w.emulator.evictions == [] and not w.node_cordoned(w.plan.cordon[0])

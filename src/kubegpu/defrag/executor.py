@@ -25,7 +25,7 @@ from typing import Callable
 from kubegpu.defrag.api import ApiFailure, ClusterApi, EvictionRefused, NoAnswer
 from kubegpu.defrag.cost import move_cost
 from kubegpu.defrag.evictability import EvictionPolicy
-from kubegpu.defrag.gate import GateVerdict, beneficiary_priority, check_step, live_state
+from kubegpu.defrag.gate import GateVerdict, beneficiaries, beneficiary_priority, check_step, live_state
 from kubegpu.defrag.identity import ClusterIdentity, mismatch
 from kubegpu.defrag.journal import Journal, JournalState, JournalWriteError, plan_hash
 from kubegpu.defrag.plan import Move, Plan
@@ -277,17 +277,16 @@ class Executor:
 
     def _gate(self, step: list[Move], st: JournalState) -> tuple[GateVerdict, ClusterState]:
         """Every safety rule on the live pods; a budget that says "not now" is waited for, then a stop."""
-        plan = st.plan
-        goal_pod = plan.goal.pod if plan is not None and plan.goal.kind == "pod" else None
-        namespaces = sorted({m.pod.partition("/")[0] for m in step} | ({goal_pod.partition("/")[0]}
-                                                                      if goal_pod else set()))
+        assert st.plan is not None
+        wanted = beneficiaries(st.plan)
+        namespaces = sorted({m.pod.partition("/")[0] for m in step} | {k.partition("/")[0] for k in wanted})
         deadline = self.opt.clock() + self.opt.eviction_deadline_s
         wait = self.opt.backoff_s
         while True:
             live = self._live(namespaces)
-            priority = beneficiary_priority(live, goal_pod)
-            if goal_pod and priority is None:
-                raise Abort(f"the pod the plan makes room for ({goal_pod}) is gone; nothing left to do")
+            priority = beneficiary_priority(live, wanted)
+            if wanted and priority is None:
+                raise Abort(f"the pod(s) the plan makes room for ({', '.join(wanted)}) are gone; nothing left to do")
             verdict = check_step(live, step, evicted=st.evicted, policy=self.policy, beneficiary_priority=priority)
             if verdict.refused:
                 for pod, reasons in sorted(verdict.refused.items()):

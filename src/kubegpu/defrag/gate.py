@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from kubegpu.defrag.budget import BudgetLedger
 from kubegpu.defrag.evictability import EvictionPolicy, priority_reason, static_reasons
-from kubegpu.defrag.plan import Move
+from kubegpu.defrag.plan import Move, Plan
 from kubegpu.defrag.units import move_groups
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import Pod
@@ -86,10 +86,15 @@ def check_step(state: ClusterState, step: list[Move], *, evicted: set[str], poli
     return verdict
 
 
-def beneficiary_priority(state: ClusterState, pod_key: str | None) -> int | None:
-    """The live priority of the pod a plan makes room for (None: no pod goal, or it is gone)."""
-    if not pod_key or "/" not in pod_key:
-        return None
-    ns, _, name = pod_key.partition("/")
-    pod = state.pod(ns, name)
-    return state.priority_of(pod) if pod is not None else None
+def beneficiaries(plan: Plan) -> list[str]:
+    """The pending pods (ns/name) a pod goal makes room for: every target of the plan (a gang: each member)."""
+    if plan.goal.kind != "pod":
+        return []
+    return sorted({t.pod for t in plan.targets if t.pod and "/" in t.pod})
+
+
+def beneficiary_priority(state: ClusterState, pods: list[str]) -> int | None:
+    """The live priority of the pods a plan makes room for (the highest; None when none is left)."""
+    found = [state.pod(*key.split("/", 1)) for key in pods]
+    alive = [p for p in found if p is not None]
+    return max(state.priority_of(p) for p in alive) if alive else None
