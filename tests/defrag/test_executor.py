@@ -422,3 +422,29 @@ def test_a_statefulset_pod_is_recreated_under_its_name_only_after_the_old_one_is
         assert report.replacements == {move.pod: f"{move.pod}@{move.to}"}
         body = server.store[ObjectKey("v1", "pods", "ml", move.pod.split("/")[1])]
         assert body["metadata"]["uid"] != move.uid and not body["metadata"].get("deletionTimestamp")
+
+
+def test_the_demo_cluster_served_live_is_defragmented_end_to_end(tmp_path):
+    """Realistic objects (PriorityClasses, PDBs with published status, gangs, annotations) on the wire."""
+    from apiserver.eviction import ClusterEmulator
+    from apiserver.server import FakeApiServer
+
+    from kubegpu.sources.demo import demo_objects
+
+    with FakeApiServer() as server:
+        emulator = ClusterEmulator(server, lag=1, grace=1)
+        for obj in demo_objects("pitfalls"):
+            try:
+                server.add(obj)
+            except KeyError:  # a kind this test server does not serve
+                pass
+        emulator.reconcile()
+        api = LightkubeApi.from_kubeconfig(str(server.kubeconfig(tmp_path / "kc")))
+        plan = plan_defrag(emulator.state(), Goal(kind="size", size=4))
+        assert plan.feasible and plan.moves
+        report = Executor(api, Journal(tmp_path / "j"), options()).apply(plan)
+        assert report.status == "finished", report.message
+        assert [e.uid for e in emulator.evictions] == [m.uid for m in plan.moves]
+        after = plan_defrag(emulator.state(), Goal(kind="size", size=4))
+        assert after.before["fits_by_size"]["4"] >= plan.before["fits_by_size"]["4"] + 1
+        assert not any(emulator.state().node_by_name[n].spec.unschedulable for n in plan.cordon)

@@ -215,3 +215,19 @@ def test_the_identity_of_a_tls_cluster_carries_its_ca_fingerprint_and_kube_syste
         ident = api.identity()
     assert ident.cluster_uid == "uid-tls" and ident.context == "prod" and ident.server.startswith("https://")
     assert ident.ca_sha256 == hashlib.sha256(base64.b64decode(server_certs.ca_data)).hexdigest()
+
+
+def test_the_plan_hash_survives_the_trip_through_json(tmp_path):
+    import msgspec
+
+    from kubegpu.defrag.identity import ClusterIdentity
+    from kubegpu.defrag.journal import plan_hash
+    from kubegpu.defrag.plan import Goal, Plan
+
+    plan = Plan(goal=Goal(kind="size", size=4), feasible=True, message="already possible",
+                total_cost_gpu_hours=0, before={"fits_by_size": {"1": 3, "2": 0}})  # an int where a float goes
+    journal = Journal(tmp_path / "j")
+    journal.start(plan, ClusterIdentity(server="https://x"))
+    st = journal.state()
+    assert st.plan_hash == plan_hash(plan) == plan_hash(st.plan)
+    assert msgspec.to_builtins(st.plan)["total_cost_gpu_hours"] == 0.0

@@ -63,9 +63,14 @@ class JournalWriteError(Exception):
         super().__init__(f"cannot write the journal {path}: {err.strerror or err}")
 
 
+def canonical_plan(plan: Plan) -> dict:
+    """The plan as it reads back from JSON (a 0 in a float field comes back 0.0): what is hashed and run."""
+    return plan_to_builtins(plan_from_builtins(json.loads(json.dumps(plan_to_builtins(plan)))))
+
+
 def plan_hash(plan: Plan) -> str:
     """SHA-256 of the plan's canonical JSON: the journal's plan is the plan that runs."""
-    data = json.dumps(plan_to_builtins(plan), sort_keys=True, separators=(",", ":"))
+    data = json.dumps(canonical_plan(plan), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(data.encode()).hexdigest()
 
 
@@ -154,7 +159,7 @@ class Journal:
             pass
 
     def start(self, plan: Plan, cluster: ClusterIdentity, policy: dict | None = None) -> None:
-        self.record("plan", plan=plan_to_builtins(plan), plan_hash=plan_hash(plan), cluster=cluster.to_builtins(),
+        self.record("plan", plan=canonical_plan(plan), plan_hash=plan_hash(plan), cluster=cluster.to_builtins(),
                     policy=policy or {}, format=FORMAT)
 
     # ------------------------------------------------------------------ reading
