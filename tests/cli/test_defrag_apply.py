@@ -91,8 +91,9 @@ def test_apply_table_output_and_an_existing_journal(clusters, tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("finished: 1 move(s) done") and "uncordoned: gpu-" in r.stdout
     assert "dry run" not in r.stderr and "about to: cordon" in r.stderr  # the plan is shown before acting
-    again = cli("--kubeconfig", str(kc), "--for", "ml/big", "--apply", "--yes", "--journal", str(journal))
+    again = cli("--kubeconfig", str(kc), "--for", "ml/big", "--apply", "--journal", str(journal))
     assert again.returncode == 2 and "another plan" in again.stderr
+    assert "Apply these" not in again.stderr  # refused before asking
     assert len(emu_a.evictions) == 1
 
 

@@ -196,7 +196,12 @@ def defrag(source, output, for_pod, size, count, empty, max_moves, max_cost, all
             raise click.UsageError("--resume continues the journal's own plan: give no goal with it")
         if source.demo or source.snapshots:
             raise UsageError("--resume acts on the live cluster the journal records: drop --demo/--snapshot")
-        _execute(source, None, resume, opts, output, EvictionPolicy())
+        from kubegpu.defrag.api import LightkubeApi
+        from kubegpu.defrag.executor import Executor
+        from kubegpu.defrag.journal import Journal
+
+        api = LightkubeApi.from_kubeconfig(source.kubeconfig, source.context)
+        _finish(Executor(api, Journal(resume), opts).resume(), output)
         return
     goal = _goal(for_pod, size, count, empty, max_moves, max_cost, source.namespace)
     if do_apply and (source.demo or source.snapshots):
@@ -214,12 +219,17 @@ def defrag(source, output, for_pod, size, count, empty, max_moves, max_cost, all
             raise click.exceptions.Exit(1)
         return
     from kubegpu.cli.render import console
+    from kubegpu.defrag.api import LightkubeApi
+    from kubegpu.defrag.executor import Executor
+    from kubegpu.defrag.journal import Journal
 
+    path = journal or f"kubegpu-defrag-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}.jsonl"
+    executor = Executor(LightkubeApi.from_kubeconfig(source.kubeconfig, source.context), Journal(path), opts, policy)
+    executor.check_new(plan)
     plan_table(console(stderr=True), view, wide=False, applying=True)
     if not yes and not click.confirm(f"Apply these {len(plan.moves)} move(s) to {source.describe()}?", err=True):
         raise click.exceptions.Exit(1)
-    path = journal or f"kubegpu-defrag-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}.jsonl"
-    _execute(source, plan, path, opts, output, policy)
+    _finish(executor.apply(plan), output)
 
 
 def report_table(con, report) -> None:
@@ -239,14 +249,8 @@ def report_table(con, report) -> None:
     con.print(f"journal: {report.journal}{hint}")
 
 
-def _execute(source, plan: Plan | None, journal_path: str, opts, output: str, policy: EvictionPolicy) -> None:
-    from kubegpu.defrag.api import LightkubeApi
-    from kubegpu.defrag.executor import Executor
-    from kubegpu.defrag.journal import Journal
-
-    api = LightkubeApi.from_kubeconfig(source.kubeconfig, source.context)
-    executor = Executor(api, Journal(journal_path), opts, policy)
-    report = executor.resume() if plan is None else executor.apply(plan)
+def _finish(report, output: str) -> None:
+    """Print the run's report; exit 0 finished, 128+N after signal N, else 1."""
     emit(to_plain(vars(report)), output, lambda con: report_table(con, report))
     if report.signal:
         raise click.exceptions.Exit(128 + int(report.signal))

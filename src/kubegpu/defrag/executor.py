@@ -93,6 +93,13 @@ class Executor:
     # ------------------------------------------------------------------ entry points
     def apply(self, plan: Plan) -> ExecutionReport:
         """Start a new run of `plan` (the journal must not exist yet)."""
+        self.check_new(plan)
+        identity = self._identity()
+        self._begin(lambda: self.journal.start(plan, identity, self.policy.to_builtins()))
+        return self._run(self.journal.state())
+
+    def check_new(self, plan: Plan) -> None:
+        """Refuse before anything starts (and before a confirmation prompt): a used journal, a plan without moves."""
         if self.journal.exists():
             try:
                 same = self.journal.state().plan_hash == plan_hash(plan)
@@ -104,9 +111,6 @@ class Executor:
                              "--journal")
         if not plan.feasible:
             raise UsageError("the plan is not feasible; nothing to apply")
-        identity = self._identity()
-        self._begin(lambda: self.journal.start(plan, identity, self.policy.to_builtins()))
-        return self._run(self.journal.state())
 
     def resume(self) -> ExecutionReport:
         """Continue the run a journal records: reconcile its intents with the live cluster, then go on."""
