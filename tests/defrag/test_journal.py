@@ -231,3 +231,18 @@ def test_the_plan_hash_survives_the_trip_through_json(tmp_path):
     st = journal.state()
     assert st.plan_hash == plan_hash(plan) == plan_hash(st.plan)
     assert msgspec.to_builtins(st.plan)["total_cost_gpu_hours"] == 0.0
+
+
+def test_a_journal_in_use_by_another_run_is_not_resumed(world):
+    import fcntl
+
+    from kubegpu.errors import UsageError
+
+    w = world
+    assert Executor(w.api, Journal(w.journal), options(max_moves=1)).apply(w.plan).status == "stopped"
+    with open(w.journal, "rb") as other:  # another kubegpu process is running this journal
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(UsageError, match="in use by another kubegpu process"):
+            Executor(w.api, Journal(w.journal), options()).resume()
+    assert len(w.emulator.evictions) == 1
+    assert Executor(w.api, Journal(w.journal), options()).resume().status == "finished"

@@ -96,7 +96,8 @@ class Executor:
         self.check_new(plan)
         identity = self._identity()
         self._begin(lambda: self.journal.start(plan, identity, self.policy.to_builtins()))
-        return self._run(self.journal.state())
+        with self.journal.lock():
+            return self._run(self.journal.state())
 
     def check_new(self, plan: Plan) -> None:
         """Refuse before anything starts (and before a confirmation prompt): a used journal, a plan without moves."""
@@ -114,6 +115,10 @@ class Executor:
 
     def resume(self) -> ExecutionReport:
         """Continue the run a journal records: reconcile its intents with the live cluster, then go on."""
+        with self.journal.lock():
+            return self._resume()
+
+    def _resume(self) -> ExecutionReport:
         self.journal.repair()
         st = self.journal.state()
         if st.plan is None or st.cluster is None:

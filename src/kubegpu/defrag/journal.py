@@ -17,10 +17,12 @@ cluster. A torn last line (a crash mid-write) is cut off on resume; any other da
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +32,7 @@ import msgspec
 
 from kubegpu.defrag.identity import ClusterIdentity
 from kubegpu.defrag.plan import Plan, plan_from_builtins, plan_to_builtins
-from kubegpu.errors import InputError
+from kubegpu.errors import InputError, UsageError
 
 FORMAT = 2
 MAX_DEPTH = 64
@@ -157,6 +159,23 @@ class Journal:
                 os.truncate(self.path, size)
         except OSError:
             pass
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the journal exclusively for one run: a second `--resume` of it is refused, not interleaved."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError as err:
+            raise InputError(f"cannot open the journal: {err.strerror or err}", where=str(self.path)) from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise UsageError(f"journal {self.path} is in use by another kubegpu process; wait for it to "
+                                 "stop (or stop it) before resuming") from None
+            yield
+        finally:
+            os.close(fd)
 
     def start(self, plan: Plan, cluster: ClusterIdentity, policy: dict | None = None) -> None:
         self.record("plan", plan=canonical_plan(plan), plan_hash=plan_hash(plan), cluster=cluster.to_builtins(),
