@@ -246,3 +246,39 @@ def test_a_journal_in_use_by_another_run_is_not_resumed(world):
             Executor(w.api, Journal(w.journal), options()).resume()
     assert len(w.emulator.evictions) == 1
     assert Executor(w.api, Journal(w.journal), options()).resume().status == "finished"
+
+
+def _valid_journal(path):
+    from kubegpu.defrag.identity import ClusterIdentity
+    from kubegpu.defrag.plan import Goal, Move, Plan
+
+    plan = Plan(goal=Goal(kind="size", size=4), feasible=True, message="m", cordon=["n1"],
+                moves=[Move(step=1, pod="ml/a", from_="n1", to="n2", uid="u1")])
+    journal = Journal(path)
+    journal.start(plan, ClusterIdentity(server="https://x"))
+    journal.record("cordon-request", node="n1")
+    return journal
+
+
+def test_arbitrary_damage_is_either_read_or_refused_with_one_line(tmp_path):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    base = _valid_journal(tmp_path / "base.jsonl").path.read_bytes()
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(tail=st.binary(max_size=200), cut=st.integers(min_value=0, max_value=len(base)))
+    def check(tail, cut):
+        path = tmp_path / "j.jsonl"
+        path.write_bytes(base[:cut] + tail)
+        journal = Journal(path)
+        try:
+            journal.repair()
+            state = journal.state()
+        except InputError as err:
+            assert "\n" not in str(err)
+            return
+        assert path.read_bytes() == b"" or path.read_bytes().endswith(b"\n")
+        assert state.plan is None or state.plan.moves[0].uid == "u1"
+
+    check()
