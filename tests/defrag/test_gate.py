@@ -197,3 +197,22 @@ def test_a_beneficiary_deleted_after_planning_aborts_before_any_eviction(world):
     report = Executor(w.api, Journal(w.journal), options()).apply(w.plan)
     assert report.status == "aborted" and "ml/big" in report.message and "gone" in report.message
     assert w.emulator.evictions == [] and not w.node_cordoned(w.plan.cordon[0])
+
+
+def test_the_gate_reads_the_pod_after_the_rate_pause_not_before(world):
+    from livecluster import FakeClock
+
+    w = world
+    clock = FakeClock()
+    second = w.plan.moves[1]
+
+    def sleep(seconds):  # while the executor waits out --rate, someone protects the next pod
+        clock.sleep(seconds)
+        if seconds >= 5:
+            _not_safe_to_evict(w, w.pod_body(second.pod))
+
+    opts = options(clock, rate_per_minute=6)
+    opts.sleep = sleep
+    report = Executor(w.api, Journal(w.journal), opts).apply(w.plan)
+    assert report.status == "aborted" and second.pod in report.message
+    assert w.evicted_uids() == [w.plan.moves[0].uid]

@@ -256,23 +256,23 @@ class Executor:
     # ------------------------------------------------------------------ one step
     def _step(self, step: list[Move], st: JournalState, report: ExecutionReport) -> None:
         number = step[0].step
-        todo = [m for m in step if m.uid not in st.evicted]
-        if todo:
-            verdict, live = self._gate(step, st)
-            self._check_limits(number, todo, verdict, live, report)
-            for move in todo:
-                pod = verdict.pods[move.uid]
-                ctrl = pod.controller
-                siblings = [p.metadata.uid for p in live.pods if ctrl is not None and p.controller is not None
-                            and p.controller.uid == ctrl.uid]
-                self._respect_rate()
-                rec = dict(uid=move.uid, pod=move.pod, node=move.from_, step=number, siblings=siblings,
-                           owner_uid=ctrl.uid if ctrl else None, owner=f"{ctrl.kind}/{ctrl.name}" if ctrl else None)
-                self.journal.record("evict-request", **rec)
-                st.requested[move.uid] = rec
-                self._evict(move)
-                st.evicted.add(move.uid)
-                report.evicted.append(move.pod)
+        todo = [m for m in step if m.uid not in st.evicted]  # a step begun before a crash: the rest of it
+        for i, move in enumerate(todo):
+            self._respect_rate()
+            verdict, live = self._gate(step, st)  # right before each eviction, after any pause
+            if i == 0:
+                self._check_limits(number, todo, verdict, live, report)
+            pod = verdict.pods[move.uid]
+            ctrl = pod.controller
+            siblings = [p.metadata.uid for p in live.pods if ctrl is not None and p.controller is not None
+                        and p.controller.uid == ctrl.uid]
+            rec = dict(uid=move.uid, pod=move.pod, node=move.from_, step=number, siblings=siblings,
+                       owner_uid=ctrl.uid if ctrl else None, owner=f"{ctrl.kind}/{ctrl.name}" if ctrl else None)
+            self.journal.record("evict-request", **rec)
+            st.requested[move.uid] = rec
+            self._evict(move)
+            st.evicted.add(move.uid)
+            report.evicted.append(move.pod)
         placed = self._wait(step, st)
         pods = []
         for move in step:
