@@ -3,9 +3,9 @@
 Order of business (DESIGN section 7, descheduler#994 for the cordon):
   1. cordon every node a move leaves, so replacements cannot land back on it (a node found
      cordoned is the admin's: recorded, never touched);
-  2. per step (one pod, or a whole gang): re-read the live pods and re-apply every safety rule
-     (gate.py), evict through the Eviction API, then wait until every evicted pod is gone and its
-     replacement runs before the next step;
+  2. per step (one pod, or a whole gang): right before each eviction re-read the live pods and
+     re-apply every safety rule (gate.py), evict through the Eviction API (--rate apart), then wait
+     until every evicted pod is gone and its replacement runs before the next step;
   3. uncordon what we cordoned, on every way out (finished, stopped, aborted, ^C, SIGTERM, a full
      disk): undo first, journal after, and report what could not be journaled.
 Every mutation is journaled as an intent before it is sent and as an outcome after (journal.py),

@@ -2,7 +2,7 @@
 
 The descheduler pattern: a plan is made from a picture of the cluster, but the eviction happens
 later (after a confirmation prompt, a `--rate` pause, or on `--resume` of an old journal). So
-before each step the executor re-reads the step's namespaces and asks the same rules the planner
+right before each eviction the executor re-reads the step's namespaces and asks the same rules the planner
 used (evictability.py, budget.py, units.py) about the pods as they are now:
   - the pod is still the planned one (same uid) on the planned node;
   - every static rule: a controller that recreates it, no safe-to-evict "false" or do-not-disrupt,
