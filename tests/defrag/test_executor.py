@@ -358,3 +358,13 @@ def test_the_demo_cluster_served_live_is_defragmented_end_to_end(tmp_path):
         after = plan_defrag(emulator.state(), Goal(kind="size", size=4))
         assert after.before["fits_by_size"]["4"] >= plan.before["fits_by_size"]["4"] + 1
         assert not any(emulator.state().node_by_name[n].spec.unschedulable for n in plan.cordon)
+
+
+def test_a_cordon_the_api_refuses_is_not_reported_as_left_behind(world):
+    w = world
+    w.server.faults.append(lambda r: status_reply(403, "Forbidden", 'nodes "x" is forbidden: cannot patch')
+                           if r.method == "PATCH" else None)
+    report = _run(w)
+    assert report.status == "stopped" and "forbidden" in report.message
+    assert report.left_cordoned == [] and "kubectl uncordon" not in report.message
+    assert w.emulator.evictions == [] and not w.node_cordoned(w.plan.cordon[0])

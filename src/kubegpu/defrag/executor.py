@@ -243,6 +243,10 @@ class Executor:
                 try:
                     self._retrying(lambda: self.api.set_unschedulable(node, False))
                 except TRANSIENT as err:
+                    if self._schedulable(node):  # our cordon never landed (or is gone): nothing to undo
+                        self._ours.remove(node)
+                        self._note(report, "uncordoned", node=node, note="found schedulable")
+                        continue
                     report.left_cordoned.append(node)
                     self._note(report, "uncordon-failed", node=node, reason=str(err))
                     report.message += f"; could not uncordon {node} ({err}): run `kubectl uncordon {node}`"
@@ -252,6 +256,12 @@ class Executor:
                 self._note(report, "uncordoned", node=node)
         if report.unrecorded:
             report.message += f"; {len(report.unrecorded)} record(s) could not be journaled"
+
+    def _schedulable(self, node: str) -> bool:
+        try:
+            return not self.api.node_unschedulable(node)
+        except TRANSIENT:
+            return False
 
     # ------------------------------------------------------------------ one step
     def _step(self, step: list[Move], st: JournalState, report: ExecutionReport) -> None:
