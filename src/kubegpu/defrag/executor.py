@@ -30,6 +30,7 @@ from kubegpu.defrag.identity import ClusterIdentity, mismatch
 from kubegpu.defrag.journal import Journal, JournalState, JournalWriteError, plan_hash
 from kubegpu.defrag.plan import Move, Plan
 from kubegpu.defrag.reconcile import reconcile
+from kubegpu.defrag.replacements import match_replacements
 from kubegpu.defrag.signals import SignalGuard, Terminated
 from kubegpu.errors import InputError, SourceError, UsageError
 from kubegpu.model.cluster import ClusterState
@@ -374,25 +375,9 @@ class Executor:
         """uid -> (replacement key, node), once every evicted pod is gone and its replacement runs."""
         deadline = self.opt.clock() + self.opt.replacement_timeout_s
         while True:
-            placed: dict[str, tuple[str, str]] = {}
-            lingering: list[str] = []
-            taken: set[str] = set()
             listed = {ns: self._retrying(lambda: self.api.list_pods(ns))
                       for ns in sorted({m.pod.partition("/")[0] for m in step})}
-            for move in step:
-                rec = st.requested.get(move.uid, {})
-                pods = listed[move.pod.partition("/")[0]]
-                if any(p.uid == move.uid for p in pods):
-                    lingering.append(move.pod)  # still terminating: its GPUs are not free yet
-                known = set(rec.get("siblings") or []) | {move.uid}
-                owner = rec.get("owner_uid")
-                for pod in pods:
-                    if pod.uid in known or pod.uid in taken or pod.terminating or not owner:
-                        continue
-                    if pod.owner_uid == owner and pod.phase == "Running" and pod.node:
-                        placed[move.uid] = (pod.key, pod.node)
-                        taken.add(pod.uid)
-                        break
+            placed, lingering = match_replacements(step, st.requested, listed)
             if len(placed) == len(step) and not lingering:
                 return placed
             if self.opt.clock() >= deadline:
