@@ -11,6 +11,9 @@ Eviction (upstream pkg/registry/core/pod/storage/eviction.go): 404 for an unknow
 matched by several PDBs -> 500; a not-ready pod passes under AlwaysAllow, or under IfHealthyBudget
 when the budget is healthy; otherwise status.disruptionsAllowed must be > 0 and is decremented,
 the pod is recorded in status.disruptedPods, and the pod is deleted (201, a Success Status).
+With `grace` > 0 the deletion is graceful, as the kubelet does it: the pod gets a
+deletionTimestamp and deletionGracePeriodSeconds, turns not-Ready, and is removed only `grace`
+pod lists later (a pod already terminating is answered 201 again, nothing more happens).
 The PDB controller recomputes every budget whenever pods change (`reconcile`).
 Controllers: after an eviction the owner (ReplicaSet, Job, StatefulSet, ...) creates a
 replacement, Pending; `lag` later pod lists, the scheduler binds it (the scheduling core's
@@ -85,12 +88,14 @@ class Eviction:
 class ClusterEmulator:
     server: Any
     lag: int = 1                      # pod lists before a replacement runs
+    grace: int = 0                    # pod lists an evicted pod stays terminating (0: removed at once)
     recreate: bool = True
     choose: Callable[[dict, list[str]], str] | None = None   # (pod, feasible nodes) -> node
     evictions: list[Eviction] = field(default_factory=list)
     refused: list[tuple[str, int]] = field(default_factory=list)
     cordon_patches: list[tuple[str, bool]] = field(default_factory=list)
     _pending: list[list] = field(default_factory=list)       # [pod dict, lists left]
+    _terminating: list[list] = field(default_factory=list)   # [pod key, lists left]
     _names: Any = field(default_factory=lambda: itertools.count(1))
 
     def __post_init__(self) -> None:
@@ -161,12 +166,33 @@ class ClusterEmulator:
                     st["disruptionsAllowed"] -= 1
                     st.setdefault("disruptedPods", {})[name] = "2026-12-01T12:00:00Z"
             meta = pod["metadata"]
+            if meta.get("deletionTimestamp"):
+                return Reply(201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                                   "code": 201})
             self.evictions.append(Eviction(namespace, name, meta.get("uid", ""), pod["spec"].get("nodeName")))
-            del server.store[ObjectKey(*PODS, namespace, name)]
-            if self.recreate:
-                self._recreate(pod)
+            key = ObjectKey(*PODS, namespace, name)
+            if self.grace > 0:
+                meta["deletionTimestamp"] = "2026-12-01T12:00:30Z"
+                meta["deletionGracePeriodSeconds"] = 30
+                for cond in (pod.get("status") or {}).get("conditions") or []:
+                    if cond.get("type") == "Ready":
+                        cond["status"] = "False"
+                self._terminating.append([key, self.grace])
+                if self.recreate and not self._same_name(pod):
+                    self._recreate(pod)
+                self.reconcile()
+            else:
+                del server.store[key]
+                if self.recreate:
+                    self._recreate(pod)
         return Reply(201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                            "code": 201})
+
+    @staticmethod
+    def _same_name(pod: dict) -> bool:
+        """A StatefulSet recreates its pod under the same name, so only once the old one is gone."""
+        return any(r.get("controller") and r.get("kind") == "StatefulSet"
+                   for r in pod["metadata"].get("ownerReferences") or [])
 
     def _recreate(self, pod: dict) -> None:
         ctrl = next((r for r in pod["metadata"].get("ownerReferences") or [] if r.get("controller")), None)
@@ -193,8 +219,25 @@ class ClusterEmulator:
             self.tick()
         return None
 
+    def release_pending(self) -> None:
+        """Every replacement waiting for the scheduler is bound at the next pod list."""
+        with self.server.lock:
+            for item in self._pending:
+                item[1] = 0
+
     def tick(self) -> None:
         with self.server.lock:
+            left = []
+            for item in self._terminating:
+                item[1] -= 1
+                if item[1] < 0:
+                    gone = self.server.store.pop(item[0], None)
+                    if gone is not None and self.recreate and self._same_name(gone):
+                        self._recreate(gone)
+                    self.reconcile()
+                else:
+                    left.append(item)
+            self._terminating = left
             still = []
             for item in self._pending:
                 item[1] -= 1

@@ -256,6 +256,7 @@ class _QuietHTTPServer(ThreadingHTTPServer):
 def _make_handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
     class _Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall each
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
             pass

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "defrag"))
-from builders import fragmented, pod  # noqa: E402
+from builders import fragmented, gpu_node, pod  # noqa: E402
 
 
 def run(*args, cwd=None):
@@ -72,3 +72,38 @@ def test_demo_cluster_plans(tmp_path):
     assert plan["after"]["fits_by_size"]["4"] >= plan["before"]["fits_by_size"]["4"] + 1
     movable = {p["pod"]: p for p in plan["pods"]}
     assert all(movable[m["pod"]]["movable"] for m in plan["moves"])
+
+
+def test_default_table_groups_the_pods_that_stay_and_wide_lists_each(tmp_path):
+    items = fragmented(4, 8, 1) + [pod("big", None, 4, kind="Job", controller="big")]
+    items += [pod(f"pinned-{i}", "gpu-0", 0, annotations={"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"})
+              for i in range(5)]
+    items += [pod(f"bare-{i}", f"gpu-{i}", 0, kind=None) for i in range(3)]
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    table = run("--snapshot", str(path), "--for", "ml/big")
+    assert table.returncode == 0, table.stderr
+    assert "None" not in table.stdout and "GPU-hours of work lost" in table.stdout
+    assert "pinned-3" not in table.stdout  # grouped, not one row per pod
+    headline = table.stdout.splitlines()[0]
+    assert headline.rsplit(" GPU-hours", 1)[0].rsplit(" ", 1)[1].count(".") == 1
+    assert len(headline.rsplit(" GPU-hours", 1)[0].rsplit(".", 1)[1]) == 2  # two decimals
+    wide = run("--snapshot", str(path), "--for", "ml/big", "-o", "wide")
+    assert all(f"ml/pinned-{i}" in wide.stdout for i in range(5)) and "ml/bare-0" in wide.stdout
+
+
+def test_namespace_flag_limits_which_pods_may_move_and_are_shown(tmp_path):
+    items = [gpu_node("g0", 8), gpu_node("g1", 8)]
+    items += [pod(f"a-{i}", "g0", 1, ns="team-a", controller="a") for i in range(7)]
+    items += [pod(f"b-{i}", "g1", 1, ns="team-b", controller="b") for i in range(7)]
+    items += [pod("big", None, 2, ns="team-a", kind="Job", controller="big")]
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    everyone = json.loads(run("--snapshot", str(path), "--for", "team-a/big", "-o", "json").stdout)
+    assert everyone["feasible"]
+    only_b = run("--snapshot", str(path), "--for", "team-a/big", "-n", "team-b", "-o", "json")
+    plan = json.loads(only_b.stdout)
+    assert all(m["pod"].startswith("team-b/") for m in plan["moves"])
+    assert plan["pods"] and all(p["pod"].startswith("team-b/") for p in plan["pods"])
+    only_a = json.loads(run("--snapshot", str(path), "--for", "big", "-n", "team-a", "-o", "json").stdout)
+    assert all(m["pod"].startswith("team-a/") for m in only_a["moves"])

@@ -69,3 +69,11 @@ def test_gang_moves_whole_or_not_at_all_and_priority_is_respected():
     assert not out["ml/w0"].movable
     assert out["ml/w0"].reasons[0].startswith("member of gang ml/train: ml/w1 cannot move")
     assert out["ml/vip"].reasons == ("priority 500 is higher than the pod the plan makes room for (100)",)
+
+
+def test_a_namespace_scope_keeps_every_other_namespace_in_place_and_round_trips():
+    policy = EvictionPolicy(namespaces=frozenset({"team-a"}))
+    assert _reasons(pod("a", "n1", ns="team-a"), policy=policy) == []
+    assert _reasons(pod("b", "n1", ns="team-b"), policy=policy) == ["namespace team-b is outside -n team-a"]
+    assert EvictionPolicy.from_builtins(policy.to_builtins()) == policy
+    assert EvictionPolicy.from_builtins(EvictionPolicy().to_builtins()) == EvictionPolicy()

@@ -1,77 +1,81 @@
 """The executor against the test API server: real HTTP, lightkube, PDBs enforced by the server.
 
-Every test checks the two promises: nothing is evicted beyond the plan, and no PDB is violated
-(the server refuses such evictions with 429, so a violation would show up as an accepted one).
+Every test checks the promises: nothing is evicted beyond the plan, nothing twice, no node we
+cordoned stays cordoned, the admin's cordon ("spare") is never touched, and every stop short of
+the plan is resumable.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
-from apiserver.eviction import ClusterEmulator
-from apiserver.server import FakeApiServer
-from apiserver.wire import status_reply
-from builders import fragmented, gpu_node, pdb, pod
+from apiserver.wire import ObjectKey, status_reply
+from builders import gpu_node, pdb, pod
+from livecluster import FakeClock, namespace, options, start_world
 
 from kubegpu.defrag import Goal, plan_defrag
 from kubegpu.defrag.api import LightkubeApi
-from kubegpu.defrag.executor import Executor, ExecutorOptions
+from kubegpu.defrag.executor import Executor
 from kubegpu.defrag.journal import Journal
 from kubegpu.errors import UsageError
-from kubegpu.sources.kubeconfig import Timeouts
 
-
-class SimulatedCrash(BaseException):
-    """The executor process dies (kill -9): no cleanup runs."""
-
-
-def _opts(**kw) -> ExecutorOptions:
-    base = dict(poll_s=0.0, backoff_s=0.01, backoff_max_s=0.02, sleep=lambda s: None,
-                replacement_timeout_s=5.0, eviction_deadline_s=2.0)
-    return ExecutorOptions(**{**base, **kw})
+PINNED = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
 
 
 @pytest.fixture
 def world(tmp_path):
-    with FakeApiServer() as server:
-        emulator = ClusterEmulator(server, lag=1)
-        server.add_all(fragmented(4, 8, 1) + [pod("big", None, 4, kind="Job", controller="big")])
-        emulator.reconcile()
-        api = LightkubeApi.from_kubeconfig(str(server.kubeconfig(tmp_path / "kubeconfig")),
-                                           timeouts=Timeouts(connect=2.0, read=2.0))
-        plan = plan_defrag(emulator.state(), Goal(kind="pod", pod="ml/big"))
-        assert plan.feasible and len(plan.moves) == 3
-        yield server, emulator, api, plan, tmp_path / "journal.jsonl"
+    server, w = start_world(tmp_path)
+    try:
+        yield w
+    finally:
+        server.stop()
 
 
-def _assert_only_planned(emulator, plan):
-    planned = {m.uid for m in plan.moves}
-    uids = [e.uid for e in emulator.evictions]
-    assert set(uids) <= planned
-    assert len(uids) == len(set(uids)), "an eviction was sent twice"
+def _run(w, clock=None, **kw):
+    return Executor(w.api, Journal(w.journal), options(clock, **kw)).apply(w.plan)
+
+
+def _resume(w, clock=None, **kw):
+    return Executor(w.api, Journal(w.journal), options(clock, **kw)).resume()
+
+
+def _events(w):
+    return [r["event"] for r in Journal(w.journal).read()]
+
+
+def _assert_clean(w):
+    w.assert_only_planned_once()
+    assert not any(w.node_cordoned(n) for n in w.plan.cordon)
+    assert w.node_cordoned("spare")
+    assert ("spare", False) not in w.emulator.cordon_patches
 
 
 def test_apply_cordons_evicts_in_order_waits_and_uncordons(world):
-    server, emulator, api, plan, journal = world
-    report = Executor(api, Journal(journal), _opts()).apply(plan)
-    assert report.status == "completed", report.message
-    assert [e.uid for e in emulator.evictions] == [m.uid for m in plan.moves]
-    assert emulator.cordon_patches == [(plan.cordon[0], True), (plan.cordon[0], False)]
-    assert not emulator.state().node_by_name[plan.cordon[0]].spec.unschedulable
-    assert all(node != plan.cordon[0] for node in (r.split("@")[1] for r in report.replacements.values()))
-    # the pending pod now fits where the plan said
+    w = world
+    report = _run(w)
+    assert report.status == "finished" and not report.resumable, report.message
+    assert w.evicted_uids() == [m.uid for m in w.plan.moves]
+    assert w.emulator.cordon_patches == [(w.plan.cordon[0], True), (w.plan.cordon[0], False)]
+    assert all(node != w.plan.cordon[0] for node in (r.split("@")[1] for r in report.replacements.values()))
     from kubegpu.scheduling.snapshot import SchedulingSnapshot
 
-    state = emulator.state()
+    state = w.emulator.state()
     snap = SchedulingSnapshot.from_cluster(state)
-    assert snap.filter_pod(state.pod("ml", "big")).fits[snap.index[plan.targets[0].node]]
-    events = [r["event"] for r in Journal(journal).read()]
+    assert snap.filter_pod(state.pod("ml", "big")).fits[snap.index[w.plan.targets[0].node]]
+    events = _events(w)
     assert events[0] == "plan" and events[-1] == "finished"
-    assert events.index("cordoned") < events.index("evict-request")
+    assert events.index("cordon-request") < events.index("cordoned") < events.index("evict-request")
+    assert events.index("uncordon-request") < events.index("uncordoned")
+    head = Journal(w.journal).read()[0]
+    assert head["cluster"]["cluster_uid"] == "uid-kube-system-a" and head["cluster"]["server"] == w.server.url
+    _assert_clean(w)
 
 
-def test_a_429_is_retried_until_the_budget_allows(world):
-    server, emulator, api, plan, journal = world
-    refusals = {"left": 2}
+def test_a_429_is_retried_with_doubling_backoff_on_the_fake_clock(world):
+    w = world
+    refusals = {"left": 3}
 
     def throttle(request):
         if request.path.endswith("/eviction") and refusals["left"]:
@@ -80,134 +84,205 @@ def test_a_429_is_retried_until_the_budget_allows(world):
                                                         "disruption budget.")
         return None
 
-    server.faults.append(throttle)
-    report = Executor(api, Journal(journal), _opts()).apply(plan)
-    assert report.status == "completed"
-    _assert_only_planned(emulator, plan)
-    assert sum(1 for r in Journal(journal).read() if r["event"] == "evict-refused") == 2
+    w.server.faults.append(throttle)
+    clock = FakeClock()
+    report = _run(w, clock, poll_s=0.5)
+    assert report.status == "finished"
+    assert [s for s in clock.sleeps if s != 0.5][:3] == [1.0, 2.0, 4.0]
+    assert sum(1 for r in Journal(w.journal).read() if r["event"] == "evict-refused") == 3
+    w.assert_only_planned_once()
 
 
-def test_a_pdb_that_stays_exhausted_stops_the_run_and_uncordons(world, tmp_path):
-    server, emulator, api, plan, journal = world
-    # after planning, someone adds a budget that forbids any disruption of these pods
-    server.add(pdb("lock", {"app": plan.moves[0].pod.split("/")[1].rsplit("-", 1)[0].replace("w", "svc")},
-                   min_available="100%"))
-    emulator.reconcile()
-    report = Executor(api, Journal(journal), _opts()).apply(plan)
-    assert report.status == "aborted" and "429" in report.message
-    assert emulator.evictions == []
-    assert emulator.refused and all(code == 429 for _, code in emulator.refused)
-    assert emulator.cordon_patches[-1] == (plan.cordon[0], False)
+def test_retry_after_is_honoured(world):
+    w = world
+    refusals = {"left": 1}
+
+    def throttle(request):
+        if request.path.endswith("/eviction") and refusals["left"]:
+            refusals["left"] -= 1
+            reply = status_reply(429, "TooManyRequests", "slow down")
+            reply.headers["Retry-After"] = "7"
+            return reply
+        return None
+
+    w.server.faults.append(throttle)
+    clock = FakeClock()
+    assert _run(w, clock, poll_s=0.5).status == "finished"
+    assert 7.0 in clock.sleeps
 
 
-def test_an_unexpected_answer_stops_at_once(world):
-    server, emulator, api, plan, journal = world
-    server.faults.append(lambda r: status_reply(500, "InternalError", "etcd leader changed")
-                         if r.path.endswith("/eviction") else None)
-    report = Executor(api, Journal(journal), _opts()).apply(plan)
-    assert report.status == "aborted" and "etcd leader changed" in report.message
-    assert emulator.evictions == [] and report.uncordoned == plan.cordon
+def test_rate_spaces_evictions_on_the_fake_clock(world):
+    w = world
+    clock = FakeClock()
+    times = []
+    real = w.api.evict
+
+    def timed(ns, name):
+        times.append(clock.t)
+        real(ns, name)
+
+    w.api.evict = timed
+    report = _run(w, clock, rate_per_minute=6, poll_s=0.5)
+    assert report.status == "finished"
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert len(times) == 3 and all(g >= 10.0 - 1e-9 for g in gaps)
+    assert all(g < 10.0 + 0.5 * 4 for g in gaps)  # the wait is the rest of the gap, not a gap on top
+
+
+def test_a_pdb_that_stays_exhausted_stops_resumably_and_uncordons(world):
+    w = world
+    victim = w.plan.moves[0].pod.split("/")[1]
+    w.server.add(pdb("lock", {"app": w.pod_body(w.plan.moves[0].pod)["metadata"]["labels"]["app"]},
+                     min_available="100%"))
+    w.emulator.reconcile()
+    clock = FakeClock()
+    report = _run(w, clock)
+    assert report.status == "stopped" and report.resumable
+    assert "disruption budget" in report.message and "lock" in report.message
+    assert w.emulator.evictions == [] and not w.emulator.refused  # the gate waits; no eviction was even sent
+    assert clock.t >= 16.0
+    assert report.uncordoned == w.plan.cordon
+    assert victim
+
+
+def test_a_transient_500_stops_resumably_and_resume_continues(world):
+    w = world
+    fail = {"on": True}
+    w.server.faults.append(lambda r: status_reply(500, "InternalError", "etcd leader changed")
+                           if r.path.endswith("/eviction") and fail["on"] else None)
+    report = _run(w)
+    assert report.status == "stopped" and report.resumable and "etcd leader changed" in report.message
+    assert w.emulator.evictions == [] and report.uncordoned == w.plan.cordon
+    fail["on"] = False
+    again = _resume(w)
+    assert again.status == "finished", again.message
+    assert w.evicted_uids() == [m.uid for m in w.plan.moves]
+    _assert_clean(w)
+    assert _resume(w).message.startswith("already finished")
+
+
+def test_max_moves_stops_between_steps_and_resume_continues(world):
+    w = world
+    report = _run(w, max_moves=2)
+    assert report.status == "stopped" and report.resumable and "--max-moves 2" in report.message
+    assert len(w.emulator.evictions) == 2 and report.uncordoned == w.plan.cordon
+    again = _resume(w)
+    assert again.status == "finished", again.message
+    assert w.evicted_uids() == [m.uid for m in w.plan.moves]
+    _assert_clean(w)
+
+
+def test_max_cost_prices_the_live_pods_and_stops(world):
+    w = world
+    report = _run(w, max_cost_gpu_hours=0.01)
+    assert report.status == "stopped" and "--max-cost" in report.message and w.emulator.evictions == []
 
 
 def test_a_connection_reset_after_the_eviction_is_not_repeated(world):
-    server, emulator, api, plan, journal = world
+    w = world
     state = {"reset": True}
 
     def reset_after_evicting(request):
         if request.path.endswith("/eviction") and state["reset"]:
             state["reset"] = False
             ns, name = request.path.split("/")[4], request.path.split("/")[6]
-            emulator._evict(server, request, ns, name)  # the server did it...
+            w.emulator._evict(w.server, request, ns, name)  # the server did it...
             raise ConnectionResetError("peer reset")  # ...but the answer never arrives
         return None
 
-    server.faults.append(reset_after_evicting)
-    report = Executor(api, Journal(journal), _opts()).apply(plan)
-    assert report.status == "completed", report.message
-    _assert_only_planned(emulator, plan)
-    assert len(emulator.evictions) == 3
+    w.server.faults.append(reset_after_evicting)
+    report = _run(w)
+    assert report.status == "finished", report.message
+    w.assert_only_planned_once()
+    assert len(w.emulator.evictions) == 3
 
 
-def test_a_timeout_without_eviction_is_retried(world):
-    import time
+def test_sigterm_during_the_run_stops_resumably_and_uncordons(world):
+    w = world
+    real = w.api.evict
+    calls = {"n": 0}
 
-    server, emulator, api, plan, journal = world
-    slow = {"left": 1}
+    def evict_then_term(ns, name):
+        real(ns, name)
+        calls["n"] += 1
+        if calls["n"] == 1:
+            os.kill(os.getpid(), signal.SIGTERM)
 
-    def stall(request):
-        if request.path.endswith("/eviction") and slow["left"]:
-            slow["left"] -= 1
-            time.sleep(2.5)  # longer than the client's 2 s read timeout; nothing is evicted
-            return status_reply(504, "Timeout", "too slow")
-        return None
+    w.api.evict = evict_then_term
 
-    server.faults.append(stall)
-    report = Executor(api, Journal(journal), _opts(eviction_deadline_s=10.0)).apply(plan)
-    assert report.status == "completed", report.message
-    _assert_only_planned(emulator, plan)
+    def cli_handler(signum, frame):  # what a CLI may install: an exit that would skip the undo
+        raise SystemExit(128 + signum)
 
-
-class CrashingApi:
-    """The real API, but the process dies right after the n-th eviction reached the server."""
-
-    def __init__(self, api, after: int) -> None:
-        self.api, self.after, self.count = api, after, 0
-
-    def __getattr__(self, name):
-        return getattr(self.api, name)
-
-    def evict(self, namespace, name):
-        self.api.evict(namespace, name)
-        self.count += 1
-        if self.count == self.after:
-            raise SimulatedCrash()
+    before = signal.signal(signal.SIGTERM, cli_handler)
+    before_int = signal.signal(signal.SIGINT, cli_handler)
+    try:
+        report = _run(w)
+        assert signal.getsignal(signal.SIGTERM) is cli_handler and signal.getsignal(signal.SIGINT) is cli_handler
+    finally:
+        signal.signal(signal.SIGTERM, before)
+        signal.signal(signal.SIGINT, before_int)
+    assert report.status == "stopped" and report.resumable and report.signal == signal.SIGTERM
+    assert not w.node_cordoned(w.plan.cordon[0])
+    w.api.evict = real
+    assert _resume(w).status == "finished"
+    _assert_clean(w)
 
 
-@pytest.mark.parametrize("crash_after", [1, 2])
-def test_resume_after_a_crash_finishes_the_plan_exactly_once(world, crash_after):
-    server, emulator, api, plan, journal = world
-    with pytest.raises(SimulatedCrash):
-        Executor(CrashingApi(api, crash_after), Journal(journal), _opts()).apply(plan)
-    assert len(emulator.evictions) == crash_after
-    assert emulator.state().node_by_name[plan.cordon[0]].spec.unschedulable  # the crash left it cordoned
-    with pytest.raises(UsageError):
-        Executor(api, Journal(journal), _opts()).apply(plan)  # a second apply must not start over
-    report = Executor(api, Journal(journal), _opts()).resume()
-    assert report.status == "completed", report.message
-    assert [e.uid for e in emulator.evictions] == [m.uid for m in plan.moves]
-    _assert_only_planned(emulator, plan)
-    assert not emulator.state().node_by_name[plan.cordon[0]].spec.unschedulable
-    again = Executor(api, Journal(journal), _opts()).resume()
-    assert again.status == "completed" and "already finished" in again.message
-    assert len(emulator.evictions) == 3
+def test_sigint_stops_resumably_and_uncordons(world):
+    w = world
+    real = w.api.list_pods
+
+    def interrupt(ns):
+        os.kill(os.getpid(), signal.SIGINT)
+
+    w.api.list_pods = interrupt
+    report = _run(w)
+    assert report.status == "stopped" and report.signal == signal.SIGINT
+    assert not w.node_cordoned(w.plan.cordon[0])
+    w.api.list_pods = real
+    assert _resume(w).status == "finished"
+    _assert_clean(w)
 
 
-def test_max_moves_stops_between_steps(world):
-    server, emulator, api, plan, journal = world
-    report = Executor(api, Journal(journal), _opts(max_moves=2)).apply(plan)
-    assert report.status == "stopped" and len(emulator.evictions) == 2
-    assert report.uncordoned == plan.cordon
+def test_a_second_apply_is_refused_and_another_plans_journal_too(world):
+    w = world
+    _run(w, max_moves=1)
+    with pytest.raises(UsageError, match="use --resume"):
+        _run(w)
+    other = plan_defrag(w.emulator.state(), Goal(kind="size", size=2))
+    with pytest.raises(UsageError, match="another plan"):
+        Executor(w.api, Journal(w.journal), options()).apply(other)
 
 
-def test_a_cluster_that_changed_since_the_plan_is_not_touched(world):
-    server, emulator, api, plan, journal = world
-    first = plan.moves[0]
-    ns, name = first.pod.split("/")
-    from apiserver.wire import ObjectKey
+def test_resume_refuses_a_journal_of_another_cluster_and_touches_nothing(world, tmp_path):
+    from apiserver.eviction import ClusterEmulator
+    from apiserver.server import FakeApiServer
+    from builders import fragmented
 
-    with server.lock:
-        del server.store[ObjectKey("v1", "pods", ns, name)]
-    report = Executor(api, Journal(journal), _opts()).apply(plan)
-    assert report.status == "aborted" and "plan again" in report.message
-    assert emulator.evictions == []
+    w = world
+    assert _run(w, max_moves=1).status == "stopped"
+    with FakeApiServer() as other:
+        emu = ClusterEmulator(other)
+        other.add_all(fragmented(4, 8, 1) + [namespace("kube-system", "uid-kube-system-b"),
+                                             pod("big", None, 4, kind="Job", controller="big")])
+        other.store[ObjectKey("v1", "nodes", "", w.plan.cordon[0])]["spec"]["unschedulable"] = True  # its admin
+        api = LightkubeApi.from_kubeconfig(str(other.kubeconfig(tmp_path / "other", context="other")))
+        with pytest.raises(UsageError, match="another cluster"):
+            Executor(api, Journal(w.journal), options()).resume()
+        assert emu.cordon_patches == [] and emu.evictions == []
+    assert Journal(w.journal).read()[-1]["status"] == "stopped"  # the journal is left as it was
 
 
 def test_gang_steps_evict_every_member_then_wait(tmp_path):
+    from apiserver.eviction import ClusterEmulator
+    from apiserver.server import FakeApiServer
+
     objs = [gpu_node(f"n{i}", 4) for i in range(3)]
     gang = {"scheduling.x-k8s.io/pod-group": "ddp"}
     objs += [pod("ddp-0", "n0", 1, kind="Job", controller="ddp", labels=gang),
              pod("ddp-1", "n0", 1, kind="Job", controller="ddp", labels=gang),
-             pod("f1", "n1", 2, controller="f1"), pod("f2", "n2", 2, controller="f2"),
+             pod("f1", "n1", 2, controller="f1", annotations=PINNED), pod("f2", "n2", 2, controller="f2",
+                                                                         annotations=PINNED),
              pod("want4", None, 4, kind="Job", controller="want4")]
     with FakeApiServer() as server:
         emulator = ClusterEmulator(server, lag=2)
@@ -216,9 +291,80 @@ def test_gang_steps_evict_every_member_then_wait(tmp_path):
         api = LightkubeApi.from_kubeconfig(str(server.kubeconfig(tmp_path / "kc")))
         plan = plan_defrag(emulator.state(), Goal(kind="pod", pod="ml/want4"))
         assert plan.feasible
-        report = Executor(api, Journal(tmp_path / "j"), _opts()).apply(plan)
-        assert report.status == "completed", report.message
-        _assert_only_planned(emulator, plan)
+        report = Executor(api, Journal(tmp_path / "j"), options()).apply(plan)
+        assert report.status == "finished", report.message
+        assert {e.uid for e in emulator.evictions} == {m.uid for m in plan.moves}
         gang_moves = [m for m in plan.moves if m.gang]
-        if gang_moves:
-            assert len({m.step for m in gang_moves}) == 1
+        assert len(gang_moves) == 2 and len({m.step for m in gang_moves}) == 1
+
+
+def _refuse_uncordon(w, state):
+    def hook(request):
+        if state["on"] and request.method == "PATCH" and b'"unschedulable":false' in request.body.replace(b" ", b""):
+            return status_reply(500, "InternalError", "admission webhook timed out")
+        return None
+    return hook
+
+
+def test_an_uncordon_the_api_refuses_is_reported_and_done_by_the_next_resume(world):
+    w = world
+    state = {"on": True}
+    w.server.faults.append(_refuse_uncordon(w, state))
+    report = _run(w, max_moves=1)
+    node = w.plan.cordon[0]
+    assert report.status == "stopped" and report.left_cordoned == [node]
+    assert f"kubectl uncordon {node}" in report.message and w.node_cordoned(node)
+    assert "uncordon-failed" in _events(w)
+    state["on"] = False
+    assert _resume(w).status == "finished"
+    _assert_clean(w)
+
+
+def test_an_aborted_run_whose_undo_failed_is_undone_by_resume_and_stays_aborted(world):
+    w = world
+    state = {"on": True}
+    w.server.faults.append(_refuse_uncordon(w, state))
+    w.pod_body(w.plan.moves[0].pod)["metadata"].pop("ownerReferences")
+    report = _run(w)
+    assert report.status == "aborted" and report.left_cordoned == w.plan.cordon
+    state["on"] = False
+    again = _resume(w)
+    assert again.status == "aborted" and again.message.startswith("was aborted")
+    assert again.uncordoned == w.plan.cordon and not w.node_cordoned(w.plan.cordon[0])
+    assert w.emulator.evictions == []
+
+
+def test_the_demo_cluster_served_live_is_defragmented_end_to_end(tmp_path):
+    """Realistic objects (PriorityClasses, PDBs with published status, gangs, annotations) on the wire."""
+    from apiserver.eviction import ClusterEmulator
+    from apiserver.server import FakeApiServer
+
+    from kubegpu.sources.demo import demo_objects
+
+    with FakeApiServer() as server:
+        emulator = ClusterEmulator(server, lag=1, grace=1)
+        for obj in demo_objects("pitfalls"):
+            try:
+                server.add(obj)
+            except KeyError:  # a kind this test server does not serve
+                pass
+        emulator.reconcile()
+        api = LightkubeApi.from_kubeconfig(str(server.kubeconfig(tmp_path / "kc")))
+        plan = plan_defrag(emulator.state(), Goal(kind="size", size=4))
+        assert plan.feasible and plan.moves
+        report = Executor(api, Journal(tmp_path / "j"), options()).apply(plan)
+        assert report.status == "finished", report.message
+        assert [e.uid for e in emulator.evictions] == [m.uid for m in plan.moves]
+        after = plan_defrag(emulator.state(), Goal(kind="size", size=4))
+        assert after.before["fits_by_size"]["4"] >= plan.before["fits_by_size"]["4"] + 1
+        assert not any(emulator.state().node_by_name[n].spec.unschedulable for n in plan.cordon)
+
+
+def test_a_cordon_the_api_refuses_is_not_reported_as_left_behind(world):
+    w = world
+    w.server.faults.append(lambda r: status_reply(403, "Forbidden", 'nodes "x" is forbidden: cannot patch')
+                           if r.method == "PATCH" else None)
+    report = _run(w)
+    assert report.status == "stopped" and "forbidden" in report.message
+    assert report.left_cordoned == [] and "kubectl uncordon" not in report.message
+    assert w.emulator.evictions == [] and not w.node_cordoned(w.plan.cordon[0])

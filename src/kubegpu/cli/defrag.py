@@ -15,8 +15,41 @@ from kubegpu.defrag import EvictionPolicy, Goal, Plan, after_state, plan_defrag
 from kubegpu.errors import UsageError
 
 
-def plan_table(con, plan: Plan, *, wide: bool) -> None:
-    con.print(f"[bold]{literal(plan.message)}[/]")
+def headline(plan: Plan) -> str:
+    """One line: the goal and what reaching it costs (GPU-hours with two decimals)."""
+    if plan.feasible and plan.moves:
+        return (f"{plan.goal.describe()}: {len(plan.moves)} move(s) in {len(plan.steps)} step(s), "
+                f"{plan.total_cost_gpu_hours:.2f} GPU-hours of work lost")
+    return plan.message
+
+
+def solver_line(plan: Plan) -> str | None:
+    s = plan.solver
+    if s is None:
+        return None
+    heur = (f"heuristic: {s.heuristic_moves} move(s) in {s.heuristic_seconds:g} s" if s.heuristic_moves is not None
+            else "heuristic: no plan")
+    exact = f"exact: {s.milp_status}" if s.milp_status else "exact: not run"
+    if s.milp_moves is not None:
+        exact += f", {s.milp_moves} move(s)"
+    gap = f"; heuristic gap {s.optimality_gap:.1%}" if s.optimality_gap is not None else ""
+    return f"planner: {s.method} ({heur}; {exact}{gap})"
+
+
+def stay_groups(stay) -> list[tuple[str, int, float, list[str]]]:
+    """(reason, pods, GPUs, pod names) per distinct reason, most GPUs first."""
+    groups: dict[str, list] = {}
+    for s in stay:
+        reason = s.reasons[0] if s.reasons else "not movable"
+        g = groups.setdefault(reason, [0, 0.0, []])
+        g[0] += 1
+        g[1] += s.gpus
+        g[2].append(s.pod)
+    return sorted(((r, n, gpus, names) for r, (n, gpus, names) in groups.items()), key=lambda x: (-x[2], x[0]))
+
+
+def plan_table(con, plan: Plan, *, wide: bool, applying: bool = False) -> None:
+    con.print(f"[bold]{literal(headline(plan))}[/]")
     if plan.moves:
         t = Table(box=None, pad_edge=False, header_style="bold")
         for col in ("STEP", "POD", "FROM", "TO", "GPUS", "GPU-H LOST", "GANG"):
@@ -38,22 +71,38 @@ def plan_table(con, plan: Plan, *, wide: bool) -> None:
         b, a = plan.before["fits_by_size"], plan.after["fits_by_size"]
         con.print("fits_by_size before -> after: " + ", ".join(f"{k}-GPU {b[k]}->{a[k]}" for k in b))
     stay = [s for s in plan.pods if not s.movable and (wide or s.gpus)]
-    if stay:
+    if stay and wide:
         t = Table(box=None, pad_edge=False, header_style="bold", title="pods that stay", title_justify="left")
         for col in ("POD", "NODE", "GPUS", "WHY IT STAYS"):
             t.add_column(col, justify="right" if col == "GPUS" else "left")
         for s in stay:
             t.add_row(literal(s.pod), literal(s.node), f"{s.gpus:g}", literal("; ".join(s.reasons)))
         con.print(t)
-    if plan.solver:
-        s = plan.solver
-        gap = f", heuristic gap {s.optimality_gap:.1%}" if s.optimality_gap is not None else ""
-        con.print(f"[dim]solver: {s.method} (heuristic {s.heuristic_moves} moves in {s.heuristic_seconds}s; "
-                  f"exact: {s.milp_status}{gap})[/]")
-    if plan.moves and not plan.applied:
+    elif stay:
+        t = Table(box=None, pad_edge=False, header_style="bold", title="GPU pods that stay (each pod: -o wide)",
+                  title_justify="left")
+        for col in ("PODS", "GPUS", "WHY THEY STAY"):
+            t.add_column(col, justify="right" if col in ("PODS", "GPUS") else "left")
+        for reason, n, gpus, _ in stay_groups(stay):
+            t.add_row(str(n), f"{gpus:g}", literal(reason))
+        con.print(t)
+    line = solver_line(plan)
+    if line:
+        con.print(f"[dim]{line}[/]")
+    if plan.moves and applying:
+        con.print(f"[bold]about to: cordon {literal(', '.join(plan.cordon))}; evict {len(plan.moves)} pod(s) in "
+                  f"{len(plan.steps)} step(s), each re-checked on the live pods first; then uncordon.[/]")
+    elif plan.moves and not plan.applied:
         con.print(f"[dim]dry run, nothing changed. --apply would: cordon {literal(', '.join(plan.cordon))}; evict "
-                  f"{len(plan.moves)} pod(s) in {len(plan.steps)} step(s), each step waiting for its "
-                  f"replacement to run elsewhere; then uncordon.[/]")
+                  f"{len(plan.moves)} pod(s) in {len(plan.steps)} step(s), each step re-checked on the live pods "
+                  f"and waiting for its pods to be gone and replaced; then uncordon.[/]")
+
+
+def shown(plan: Plan, source) -> Plan:
+    """The plan with the standings of the pods -n/-A selects (kubectl's namespace scoping)."""
+    if not source.namespace:
+        return plan
+    return msgspec.structs.replace(plan, pods=[s for s in plan.pods if s.pod.split("/", 1)[0] == source.namespace])
 
 
 def _state_list(state) -> dict:
@@ -87,12 +136,13 @@ def _goal(for_pod, size, count, empty, max_moves, max_cost, namespace) -> Goal:
 @click.option("--for", "for_pod", metavar="POD", help="Make this pending pod (or its whole gang) schedulable.")
 @click.option("--size", type=click.IntRange(min=1), metavar="K",
               help="Make room for more K-GPU pods (fits_by_size[K]).")
-@click.option("--count", type=click.IntRange(1, 10_000), default=1, show_default=True,
-              help="With --size: how many more (at most 10000).")
+@click.option("--count", type=click.IntRange(min=1), default=1, show_default=True, help="With --size: how many more.")
 @click.option("--empty-nodes", "empty", type=click.IntRange(min=1), metavar="N",
               help="Empty N GPU nodes (scale-down).")
-@click.option("--max-moves", type=click.IntRange(min=0), help="Never plan (or run) more pod moves than this.")
-@click.option("--max-cost", type=click.FloatRange(min=0), metavar="GPU_HOURS", help="Never lose more GPU-hours of work.")
+@click.option("--max-moves", type=click.IntRange(min=0),
+              help="Never plan more pod moves than this; with --apply/--resume, evict at most this many in this run.")
+@click.option("--max-cost", type=click.FloatRange(min=0), metavar="GPU_HOURS",
+              help="Never lose more GPU-hours of work (with --apply/--resume: in this run, priced on the live pods).")
 @click.option("--allow-local-storage", is_flag=True, help="Also move pods whose emptyDir/hostPath data would be lost.")
 @click.option("--exact", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Run the exact (MILP) planner too: on small and medium clusters, always, or never.")
@@ -104,7 +154,8 @@ def _goal(for_pod, size, count, empty, max_moves, max_cost, namespace) -> Goal:
 @click.option("--yes", is_flag=True, help="With --apply: do not ask for confirmation.")
 @click.option("--journal", metavar="FILE",
               help="With --apply: the journal to write (default kubegpu-defrag-<time>.jsonl).")
-@click.option("--resume", metavar="JOURNAL", help="Continue the run a journal records (no new plan).")
+@click.option("--resume", metavar="JOURNAL",
+              help="Continue a stopped run from its journal (same cluster only; no new plan; live source only).")
 @click.option("--rate", type=click.FloatRange(min=0.01), metavar="PODS_PER_MIN",
               help="With --apply: at most this many evictions per minute.")
 @click.option("--eviction-timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
@@ -121,7 +172,8 @@ def defrag(source, output, for_pod, size, count, empty, max_moves, max_cost, all
     never of higher priority than the pod it makes room for, gangs whole or not at all, and onto
     a node that passes every kube-scheduler filter. Each move is priced in GPU-hours of work lost
     since the pod's last checkpoint (kubegpu.io/last-checkpoint or kubegpu.io/checkpoint-interval
-    annotations, else its run time) plus restart time.
+    annotations, else its run time) plus restart time. With -n NS only the pods of NS may
+    move and are listed; the others stay where they are (-A, all namespaces, is the default).
 
     \b
     Examples:
@@ -130,60 +182,78 @@ def defrag(source, output, for_pod, size, count, empty, max_moves, max_cost, all
       kubegpu defrag --empty-nodes 2 --max-cost 10
       kubegpu defrag --for team-a/trainer-0 --apply --journal defrag.jsonl --rate 6
       kubegpu defrag --resume defrag.jsonl
+
+    With --apply, every step is re-checked on the live pods right before its eviction (the same
+    rules), and every change is journaled before it is sent. Exit codes: 0 finished (or a dry
+    run with a plan), 1 stopped (resumable with --resume), aborted, or no plan; 2 usage or input
+    errors; 130/143 stopped by SIGINT/SIGTERM (resumable, nodes uncordoned).
     """
     from kubegpu.defrag.executor import ExecutorOptions
 
-    opts = ExecutorOptions(rate_per_minute=rate, max_moves=max_moves, eviction_deadline_s=eviction_timeout,
-                           replacement_timeout_s=replacement_timeout)
+    opts = ExecutorOptions(rate_per_minute=rate, max_moves=max_moves, max_cost_gpu_hours=max_cost,
+                           eviction_deadline_s=eviction_timeout, replacement_timeout_s=replacement_timeout)
     if resume:
         if for_pod or size or empty:
             raise click.UsageError("--resume continues the journal's own plan: give no goal with it")
-        _execute(source, None, resume, opts, output)
+        if source.demo or source.snapshots:
+            raise UsageError("--resume acts on the live cluster the journal records: drop --demo/--snapshot")
+        from kubegpu.defrag.api import LightkubeApi
+        from kubegpu.defrag.executor import Executor
+        from kubegpu.defrag.journal import Journal
+
+        api = LightkubeApi.from_kubeconfig(source.kubeconfig, source.context)
+        _finish(Executor(api, Journal(resume), opts).resume(), output)
         return
     goal = _goal(for_pod, size, count, empty, max_moves, max_cost, source.namespace)
     if do_apply and (source.demo or source.snapshots):
         raise UsageError("--apply acts on a live cluster: drop --demo/--snapshot")
     state = load_state(source)
-    plan = plan_defrag(state, goal, policy=EvictionPolicy(allow_local_storage=allow_local_storage), exact=exact,
-                       milp_time_limit=time_limit)
+    policy = EvictionPolicy(allow_local_storage=allow_local_storage,
+                            namespaces=frozenset({source.namespace}) if source.namespace else None)
+    plan = plan_defrag(state, goal, policy=policy, exact=exact, milp_time_limit=time_limit)
     if write_after:
         write_atomic(write_after, dump_json(_state_list(after_state(state, plan))).encode())
-    if not do_apply:
-        emit(plan, output, lambda con: plan_table(con, plan, wide=output == "wide"))
+    view = shown(plan, source)
+    if not do_apply or not plan.feasible or not plan.moves:
+        emit(view, output, lambda con: plan_table(con, view, wide=output == "wide"))
         if not plan.feasible:
             raise click.exceptions.Exit(1)
         return
-    if not plan.feasible or not plan.moves:
-        emit(plan, output, lambda con: plan_table(con, plan, wide=output == "wide"))
-        raise click.exceptions.Exit(0 if plan.feasible else 1)
     from kubegpu.cli.render import console
-
-    plan_table(console(stderr=True), plan, wide=False)
-    if not yes and not click.confirm(f"Apply these {len(plan.moves)} move(s) to {source.describe()}?", err=True):
-        raise click.exceptions.Exit(1)
-    path = journal or f"kubegpu-defrag-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}.jsonl"
-    _execute(source, plan, path, opts, output)
-
-
-def _execute(source, plan: Plan | None, journal_path: str, opts, output: str) -> None:
     from kubegpu.defrag.api import LightkubeApi
     from kubegpu.defrag.executor import Executor
     from kubegpu.defrag.journal import Journal
 
-    api = LightkubeApi.from_kubeconfig(source.kubeconfig, source.context)
-    executor = Executor(api, Journal(journal_path), opts)
-    report = executor.resume() if plan is None else executor.apply(plan)
+    path = journal or f"kubegpu-defrag-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}.jsonl"
+    executor = Executor(LightkubeApi.from_kubeconfig(source.kubeconfig, source.context), Journal(path), opts, policy)
+    executor.check_new(plan)
+    plan_table(console(stderr=True), view, wide=False, applying=True)
+    if not yes and not click.confirm(f"Apply these {len(plan.moves)} move(s) to {source.describe()}?", err=True):
+        raise click.exceptions.Exit(1)
+    _finish(executor.apply(plan), output)
 
-    def table(con):
-        con.print(f"[bold]{report.status}[/]: {literal(report.message)}")
-        for pod, where in report.replacements.items():
-            con.print(f"  {literal(pod)} -> {literal(where)}")
-        for d in report.deviations:
-            con.print(f"  [yellow]{literal(d)}[/]")
-        con.print(f"journal: {report.journal}" + (f" (continue with --resume {report.journal})"
-                                                  if report.status != "completed" else ""))
 
-    emit(to_plain(msgspec.structs.asdict(report) if isinstance(report, msgspec.Struct) else vars(report)),
-         output, table)
-    if report.status != "completed":
+def report_table(con, report) -> None:
+    word = {"finished": "[green]finished[/]", "stopped": "[yellow]stopped[/]", "aborted": "[red]aborted[/]"}
+    con.print(f"[bold]{word.get(report.status, report.status)}[/]: {report.message}")
+    for pod, where in report.replacements.items():
+        con.print(f"  {pod} -> {where}")
+    for d in report.deviations:
+        con.print(f"  [yellow]{d}[/]")
+    if report.uncordoned:
+        con.print(f"uncordoned: {', '.join(report.uncordoned)}")
+    for node in report.left_cordoned:
+        con.print(f"[red]still cordoned by this run: {node}[/] (run `kubectl uncordon {node}`)")
+    for rec in report.unrecorded:
+        con.print(f"[red]not journaled:[/] {rec}")
+    hint = f" (continue with --resume {report.journal})" if report.resumable else ""
+    con.print(f"journal: {report.journal}{hint}")
+
+
+def _finish(report, output: str) -> None:
+    """Print the run's report; exit 0 finished, 128+N after signal N, else 1."""
+    emit(to_plain(vars(report)), output, lambda con: report_table(con, report))
+    if report.signal:
+        raise click.exceptions.Exit(128 + int(report.signal))
+    if report.status != "finished":
         raise click.exceptions.Exit(1)

@@ -1,6 +1,7 @@
 """The executor's only writes, through lightkube: cordon/uncordon a node, evict a pod (policy/v1).
 
-Reads are small and targeted (one pod, the pods of one namespace, one node). Failures are sorted
+Reads are small and targeted (one pod, the pods and PDBs of one namespace, one node, the
+PriorityClasses, the kube-system namespace for the cluster's identity). Failures are sorted
 into what the executor must tell apart: a 429 (PDB or throttling: wait and retry), no answer at
 all (connection reset, timeout: look before retrying), and any other answer (stop).
 """
@@ -14,10 +15,13 @@ import httpx2
 from lightkube import Client
 from lightkube.core.exceptions import ApiError
 from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.resources.core_v1 import Node, Pod
+from lightkube.resources.core_v1 import Namespace, Node, Pod
+from lightkube.resources.policy_v1 import PodDisruptionBudget
+from lightkube.resources.scheduling_v1 import PriorityClass
 from lightkube.types import PatchType
 
-from kubegpu.sources.kubeconfig import Timeouts, lightkube_client
+from kubegpu.defrag.identity import ClusterIdentity, ca_fingerprint
+from kubegpu.sources.kubeconfig import Timeouts, lightkube_client, resolve_cluster
 
 
 class EvictionRefused(Exception):
@@ -62,6 +66,9 @@ class PodView:
 class ClusterApi(Protocol):
     def get_pod(self, namespace: str, name: str) -> PodView | None: ...
     def list_pods(self, namespace: str) -> list[PodView]: ...
+    def namespace_objects(self, namespace: str) -> list[dict]: ...
+    def cluster_objects(self) -> list[dict]: ...
+    def identity(self) -> ClusterIdentity: ...
     def evict(self, namespace: str, name: str) -> None: ...
     def node_unschedulable(self, node: str) -> bool: ...
     def set_unschedulable(self, node: str, value: bool) -> None: ...
@@ -85,15 +92,49 @@ def _message(err: ApiError) -> str:
 class LightkubeApi:
     """ClusterApi over a lightkube Client."""
 
-    def __init__(self, client: Client, *, field_manager: str = "kubegpu-defrag") -> None:
+    def __init__(self, client: Client, *, field_manager: str = "kubegpu-defrag",
+                 server: str = "", ca_sha256: str | None = None, context: str | None = None) -> None:
         self.client = client
         self.field_manager = field_manager
+        self._where = ClusterIdentity(server=server, ca_sha256=ca_sha256, context=context)
 
     @classmethod
     def from_kubeconfig(cls, kubeconfig: str | None = None, context: str | None = None,
                         timeouts: Timeouts | None = None) -> "LightkubeApi":
         """A client for the cluster kubectl would use, with kubegpu's auth handling (kubeconfig module)."""
-        return cls(lightkube_client(kubeconfig, context, timeouts))
+        cluster = resolve_cluster(kubeconfig, context)
+        c = cluster.single.cluster
+        return cls(lightkube_client(kubeconfig, context, timeouts), server=c.server,
+                   ca_sha256=ca_fingerprint(c.certificate_auth_data, c.certificate_auth), context=cluster.context)
+
+    def identity(self) -> ClusterIdentity:
+        """Server, CA and context from the kubeconfig, plus the kube-system namespace's uid when readable."""
+        uid = None
+        try:
+            ns = self._call(self.client.get, Namespace, name="kube-system")
+            uid = ns.metadata.uid if ns.metadata else None
+        except ApiFailure as err:
+            if err.code not in (403, 404):
+                raise
+        return ClusterIdentity(server=self._where.server, ca_sha256=self._where.ca_sha256, cluster_uid=uid,
+                               context=self._where.context)
+
+    def namespace_objects(self, namespace: str) -> list[dict]:
+        """The namespace's pods and PodDisruptionBudgets as v1 objects (what the safety gate reads)."""
+        def read() -> list[dict]:
+            pods = [p.to_dict() for p in self.client.list(Pod, namespace=namespace)]
+            pdbs = [p.to_dict() for p in self.client.list(PodDisruptionBudget, namespace=namespace)]
+            return pods + pdbs
+        return self._call(read)
+
+    def cluster_objects(self) -> list[dict]:
+        """The PriorityClasses (a pod's priority may come from its class or the global default)."""
+        try:
+            return self._call(lambda: [p.to_dict() for p in self.client.list(PriorityClass)])
+        except ApiFailure as err:
+            if err.code in (403, 404):
+                return []
+            raise
 
     def _call(self, fn, *args, **kwargs):
         try:

@@ -44,6 +44,7 @@ R_TERMINATING = "already terminating"
 R_NOT_RUNNING = "not running (phase {phase})"
 R_PRIORITY = "priority {priority} is higher than the pod the plan makes room for ({beneficiary})"
 R_GANG = "member of gang {gang}: {why}"
+R_OUTSIDE = "namespace {ns} is outside -n {only}"
 R_MULTI_PDB = "matched by {n} PodDisruptionBudgets ({names}); the Eviction API refuses such pods"
 
 
@@ -62,6 +63,18 @@ class EvictionPolicy:
     """Knobs an operator may turn; the defaults are the conservative ones."""
 
     allow_local_storage: bool = False
+    namespaces: frozenset[str] | None = None   # -n NS: only these namespaces' pods may move (None: all)
+
+    def to_builtins(self) -> dict:
+        """As the journal records it (the executor re-applies the same policy on --resume)."""
+        return {"allow_local_storage": self.allow_local_storage,
+                "namespaces": sorted(self.namespaces) if self.namespaces is not None else None}
+
+    @classmethod
+    def from_builtins(cls, data: dict) -> "EvictionPolicy":
+        ns = data.get("namespaces")
+        return cls(allow_local_storage=bool(data.get("allow_local_storage", False)),
+                   namespaces=frozenset(str(n) for n in ns) if isinstance(ns, list) else None)
 
 
 def _local_volumes(pod: Pod) -> tuple[str, list[str]] | None:
@@ -85,6 +98,8 @@ def _local_volumes(pod: Pod) -> tuple[str, list[str]] | None:
 def static_reasons(state: ClusterState, pod: Pod, policy: EvictionPolicy = EvictionPolicy()) -> list[str]:
     """Why a bound pod may not be evicted at all, whatever the plan (empty list = evictable)."""
     reasons: list[str] = []
+    if policy.namespaces is not None and pod.namespace not in policy.namespaces:
+        reasons.append(R_OUTSIDE.format(ns=pod.namespace, only=", ".join(sorted(policy.namespaces))))
     if pod.metadata.deletion_timestamp is not None:
         reasons.append(R_TERMINATING)
     elif pod.status.phase not in ("Running", "Pending", None):

@@ -1,35 +1,57 @@
-"""Carry out a defrag plan without losing work: one executor enforces safety for every plan.
+"""Carry out a defrag plan without losing work: the one safety gate for every plan.
 
 Order of business (DESIGN section 7, descheduler#994 for the cordon):
-  1. cordon every node a move leaves, so replacements cannot land back on it;
-  2. per step (one pod, or a whole gang): evict through the Eviction API, then wait until every
-     evicted pod's replacement is Running elsewhere before the next step;
-  3. uncordon what we cordoned, at the end or on abort (nodes that were cordoned before stay so).
-429 -> back off and retry until the eviction deadline; no answer -> look at the pod, then retry;
-any other answer -> stop, uncordon, report. Every step is journaled first, so `resume` continues
-after a crash without sending an eviction twice. The plan's pods are the only pods ever evicted.
+  1. cordon every node a move leaves, so replacements cannot land back on it (a node found
+     cordoned is the admin's: recorded, never touched);
+  2. per step (one pod, or a whole gang): right before each eviction re-read the live pods and
+     re-apply every safety rule (gate.py), evict through the Eviction API (--rate apart), then wait
+     until every evicted pod is gone and its replacement runs before the next step;
+  3. uncordon what we cordoned, on every way out (finished, stopped, aborted, ^C, SIGTERM, a full
+     disk): undo first, journal after, and report what could not be journaled.
+Every mutation is journaled as an intent before it is sent and as an outcome after (journal.py),
+so `resume` reconciles a crash with the live cluster and never sends an eviction twice.
+Final states: finished; stopped (resumable: --max-moves, --max-cost, a 429 budget, a transient
+error, a signal, the journal unwritable, a replacement late); aborted (the plan no longer holds).
 """
 
 from __future__ import annotations
 
+import signal
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Callable
 
-from kubegpu.defrag.api import ApiFailure, ClusterApi, EvictionRefused, NoAnswer, PodView
-from kubegpu.defrag.journal import Journal, JournalState
+from kubegpu.defrag.api import ApiFailure, ClusterApi, EvictionRefused, NoAnswer
+from kubegpu.defrag.cost import move_cost
+from kubegpu.defrag.evictability import EvictionPolicy
+from kubegpu.defrag.gate import GateVerdict, beneficiaries, beneficiary_priority, check_step, live_state
+from kubegpu.defrag.identity import ClusterIdentity, mismatch
+from kubegpu.defrag.journal import Journal, JournalState, JournalWriteError, plan_hash
 from kubegpu.defrag.plan import Move, Plan
-from kubegpu.errors import UsageError
+from kubegpu.defrag.reconcile import reconcile
+from kubegpu.defrag.replacements import match_replacements
+from kubegpu.defrag.signals import SignalGuard, Terminated
+from kubegpu.errors import InputError, SourceError, UsageError
+from kubegpu.model.cluster import ClusterState
 
 
 class Abort(Exception):
-    """The executor stops here (after uncordoning)."""
+    """The plan no longer holds: undo and stop for good (plan again)."""
+
+
+class Stop(Exception):
+    """Stop here; `--resume` continues from this point."""
+
+
+TRANSIENT = (EvictionRefused, NoAnswer, ApiFailure)
 
 
 @dataclass
 class ExecutorOptions:
-    rate_per_minute: float | None = None      # evictions per minute (steps count as their pods)
-    max_moves: int | None = None
+    rate_per_minute: float | None = None      # evictions per minute, spaced evenly
+    max_moves: int | None = None              # pods evicted by this run (resume: by that run)
+    max_cost_gpu_hours: float | None = None   # GPU-hours of work lost by this run, priced on the live pods
     eviction_deadline_s: float = 120.0        # like cluster-autoscaler's --max-pod-eviction-time 2m
     replacement_timeout_s: float = 600.0
     poll_s: float = 2.0
@@ -37,142 +59,232 @@ class ExecutorOptions:
     backoff_max_s: float = 30.0
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
+    now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
 
 
 @dataclass
 class ExecutionReport:
-    status: str                                   # completed | aborted | stopped
+    status: str                                   # finished | stopped | aborted
     message: str
+    resumable: bool = False
     steps_done: list[int] = field(default_factory=list)
     evicted: list[str] = field(default_factory=list)            # pod keys evicted by this run
     replacements: dict[str, str] = field(default_factory=dict)  # evicted pod -> "ns/new-name@node"
     deviations: list[str] = field(default_factory=list)         # replacements that landed elsewhere than planned
     uncordoned: list[str] = field(default_factory=list)
+    left_cordoned: list[str] = field(default_factory=list)      # ours, but the API refused to uncordon
+    unrecorded: list[str] = field(default_factory=list)         # journal records that could not be written
+    cost_gpu_hours: float = 0.0
+    signal: int | None = None
     journal: str = ""
 
 
 class Executor:
-    def __init__(self, api: ClusterApi, journal: Journal, options: ExecutorOptions | None = None) -> None:
+    def __init__(self, api: ClusterApi, journal: Journal, options: ExecutorOptions | None = None,
+                 policy: EvictionPolicy | None = None) -> None:
         self.api = api
         self.journal = journal
         self.opt = options or ExecutorOptions()
+        self.policy = policy or EvictionPolicy()
         self._last_eviction: float | None = None
+        self._ours: list[str] = []
+        self._cluster_objects: list[dict] | None = None
+        self._signals = SignalGuard()
 
     # ------------------------------------------------------------------ entry points
     def apply(self, plan: Plan) -> ExecutionReport:
         """Start a new run of `plan` (the journal must not exist yet)."""
+        self.check_new(plan)
+        identity = self._identity()
+        self._begin(lambda: self.journal.start(plan, identity, self.policy.to_builtins()))
+        with self.journal.lock():
+            return self._run(self.journal.state())
+
+    def check_new(self, plan: Plan) -> None:
+        """Refuse before anything starts (and before a confirmation prompt): a used journal, a plan without moves."""
         if self.journal.exists():
-            raise UsageError(f"journal {self.journal.path} already exists: use --resume {self.journal.path}")
+            try:
+                same = self.journal.state().plan_hash == plan_hash(plan)
+            except InputError:
+                same = False
+            if same:
+                raise UsageError(f"journal {self.journal.path} already exists: use --resume {self.journal.path}")
+            raise UsageError(f"journal {self.journal.path} exists and belongs to another plan: choose another "
+                             "--journal")
         if not plan.feasible:
             raise UsageError("the plan is not feasible; nothing to apply")
-        self.journal.start(plan)
-        return self._run(plan, self.journal.state())
 
     def resume(self) -> ExecutionReport:
-        """Continue the run a journal records, after the last step it finished."""
-        st = self.journal.state()
-        if st.plan is None:
-            raise UsageError(f"journal {self.journal.path} is empty: nothing to resume")
-        if st.finished is not None:
-            return ExecutionReport(status="completed", message=f"already finished ({st.finished.get('status')})",
-                                   steps_done=sorted(st.steps_done), journal=str(self.journal.path))
-        self.journal.record("resumed")
-        return self._run(st.plan, st)
+        """Continue the run a journal records: reconcile its intents with the live cluster, then go on."""
+        with self.journal.lock():
+            return self._resume()
 
-    # ------------------------------------------------------------------ the run
-    def _run(self, plan: Plan, st: JournalState) -> ExecutionReport:
-        report = ExecutionReport(status="completed", message="", steps_done=sorted(st.steps_done),
-                                 journal=str(self.journal.path))
-        cordoned = list(st.cordoned)
-        done_moves = sum(len(s.get("pods", [])) for s in st.steps_done.values())
+    def _resume(self) -> ExecutionReport:
+        self.journal.repair()
+        st = self.journal.state()
+        if st.plan is None or st.cluster is None:
+            raise UsageError(f"journal {self.journal.path} is empty: nothing to resume")
+        live = self._identity()
+        why = mismatch(st.cluster, live)
+        if why is not None:
+            raise UsageError(f"journal {self.journal.path} belongs to another cluster ({st.cluster.describe()}): "
+                             f"{why}; resume it with that cluster's --context")
+        self.policy = EvictionPolicy.from_builtins(st.policy)
+        prev = st.finished
+        if prev is not None and prev["status"] != "stopped":
+            return self._closed(st, prev)
+        self._begin(lambda: self.journal.record("resumed", cluster=live.to_builtins()))
+        return self._run(st)
+
+    def _identity(self) -> ClusterIdentity:
+        """Which cluster this is; before anything is changed, so a failure is a plain one-line error."""
         try:
-            self._cordon(plan, cordoned)
-            for step in plan.steps:
-                number = step[0].step
-                if number in st.steps_done:
-                    continue
-                if self.opt.max_moves is not None and done_moves + len(step) > self.opt.max_moves:
-                    report.status = "stopped"
-                    report.message = f"stopped before step {number}: --max-moves {self.opt.max_moves} reached"
-                    break
-                self._step(step, st, report)
-                done_moves += len(step)
-                report.steps_done.append(number)
-            if report.status == "completed":
-                report.message = f"{len(plan.moves)} move(s) done in {len(plan.steps)} step(s)"
-        except (Abort, ApiFailure, NoAnswer, EvictionRefused) as err:
-            report.status = "aborted"
-            report.message = str(err)
-            self.journal.record("abort", reason=str(err))
-        except (Exception, KeyboardInterrupt) as err:  # a bug or ^C: still leave the nodes as we found them
-            self.journal.record("abort", reason=f"{type(err).__name__}: {err}")
-            self._uncordon(cordoned, report)
-            raise
-        self._uncordon(cordoned, report)
-        self.journal.record("finished", status=report.status, message=report.message)
+            return self._retrying(self.api.identity)
+        except TRANSIENT as err:
+            raise SourceError(f"cannot read the cluster's identity (namespace kube-system): {err}") from None
+
+    def _begin(self, write: Callable[[], None]) -> None:
+        """The first record of a run: nothing is touched when it cannot be written."""
+        try:
+            write()
+        except JournalWriteError as err:
+            raise InputError(f"{err}; nothing was changed") from None
+
+    def _closed(self, st: JournalState, prev: dict) -> ExecutionReport:
+        """A journal that finished or was aborted: only an undo that failed back then is left to do."""
+        report = ExecutionReport(status=prev["status"], message="", steps_done=sorted(st.steps_done),
+                                 journal=str(self.journal.path))
+        if st.cordoned or st.cordon_requested:
+            self._begin(lambda: self.journal.record("resumed", cluster=self._identity().to_builtins()))
+            with self._signals.running():
+                try:
+                    self._reconcile(st)
+                except (JournalWriteError, *TRANSIENT):
+                    pass
+                self._ours = list(st.cordoned) + [n for n in st.cordon_requested if n not in st.cordoned]
+                self._undo(report)
+            self._note(report, "finished", status=prev["status"], message=prev["message"], resumable=False)
+        word = "already finished" if prev["status"] == "finished" else "was aborted"
+        report.message = f"{word}: {prev['message']}" + ("" if prev["status"] == "finished" else "; plan again")
         return report
 
-    def _cordon(self, plan: Plan, cordoned: list[str]) -> None:
+    # ------------------------------------------------------------------ the run
+    def _run(self, st: JournalState) -> ExecutionReport:
+        plan = st.plan
+        assert plan is not None
+        report = ExecutionReport(status="finished", message="", steps_done=sorted(st.steps_done),
+                                 journal=str(self.journal.path))
+        self._ours = list(st.cordoned)
+        crash: BaseException | None = None
+        with self._signals.running():
+            try:
+                self._reconcile(st)
+                self._cordon(plan, st)
+                for step in plan.steps:
+                    if step[0].step not in st.steps_done:
+                        self._step(step, st, report)
+                        report.steps_done.append(step[0].step)
+                report.message = f"{len(plan.moves)} move(s) done in {len(plan.steps)} step(s)"
+            except Abort as err:
+                report.status, report.message = "aborted", str(err)
+            except Stop as err:
+                report.status, report.message, report.resumable = "stopped", str(err), True
+            except JournalWriteError as err:
+                report.status, report.resumable = "stopped", True
+                report.message = f"{err}: stopped before the next change"
+            except TRANSIENT as err:
+                report.status, report.resumable = "stopped", True
+                report.message = f"the API server answered {err}"
+            except KeyboardInterrupt:
+                report.status, report.resumable, report.signal = "stopped", True, signal.SIGINT
+                report.message = "interrupted (SIGINT)"
+            except Terminated:
+                report.status, report.resumable, report.signal = "stopped", True, signal.SIGTERM
+                report.message = "terminated (SIGTERM)"
+            except Exception as err:  # a bug: still leave the nodes as we found them, then fail loudly
+                report.status, report.message = "aborted", f"internal error {type(err).__name__}: {err}"
+                crash = err
+            self._undo(report)
+        self._note(report, "finished", status=report.status, message=report.message, resumable=report.resumable)
+        if crash is not None:
+            raise crash
+        return report
+
+    def _note(self, report: ExecutionReport, event: str, **fields) -> None:
+        """Journal an outcome; when the journal cannot take it, keep it for the report instead."""
+        try:
+            self.journal.record(event, **fields)
+        except JournalWriteError:
+            detail = ", ".join(f"{k}={v}" for k, v in fields.items() if k in ("node", "pod", "status"))
+            report.unrecorded.append(f"{event} {detail}".strip())
+
+    def _reconcile(self, st: JournalState) -> None:
+        reconcile(self.api, self.journal, st, lambda ns, name: self._retrying(lambda: self.api.get_pod(ns, name)))
+        self._ours = list(st.cordoned)
+
+    def _cordon(self, plan: Plan, st: JournalState) -> None:
         for node in plan.cordon:
-            if node in cordoned:
+            if node in self._ours:
                 continue
             if self.api.node_unschedulable(node):
-                self.journal.record("already-cordoned", node=node)  # someone else's: we leave it cordoned
+                if node not in st.admin_cordoned:
+                    self.journal.record("already-cordoned", node=node)  # the admin's: never touched
+                    st.admin_cordoned.add(node)
                 continue
-            self.journal.record("cordon-request", node=node)
+            self.journal.record("cordon-request", node=node, prior_unschedulable=False)
+            self._ours.append(node)  # from here on the undo covers it, even if the answer is lost
             self.api.set_unschedulable(node, True)
-            cordoned.append(node)
             self.journal.record("cordoned", node=node)
 
-    def _uncordon(self, cordoned: list[str], report: ExecutionReport) -> None:
-        for node in list(cordoned):
-            try:
-                self.api.set_unschedulable(node, False)
-            except (ApiFailure, NoAnswer, EvictionRefused) as err:
-                self.journal.record("uncordon-failed", node=node, reason=str(err))
-                report.message += f"; could not uncordon {node} ({err}): run `kubectl uncordon {node}`"
-                continue
-            cordoned.remove(node)
-            report.uncordoned.append(node)
-            self.journal.record("uncordoned", node=node)
+    def _undo(self, report: ExecutionReport) -> None:
+        """Uncordon every node we cordoned; signals wait until this is done."""
+        with self._signals.deferred():
+            for node in list(self._ours):
+                self._note(report, "uncordon-request", node=node)
+                try:
+                    self._retrying(lambda: self.api.set_unschedulable(node, False))
+                except TRANSIENT as err:
+                    if self._schedulable(node):  # our cordon never landed (or is gone): nothing to undo
+                        self._ours.remove(node)
+                        self._note(report, "uncordoned", node=node, note="found schedulable")
+                        continue
+                    report.left_cordoned.append(node)
+                    self._note(report, "uncordon-failed", node=node, reason=str(err))
+                    report.message += f"; could not uncordon {node} ({err}): run `kubectl uncordon {node}`"
+                    continue
+                self._ours.remove(node)
+                report.uncordoned.append(node)
+                self._note(report, "uncordoned", node=node)
+        if report.unrecorded:
+            report.message += f"; {len(report.unrecorded)} record(s) could not be journaled"
+
+    def _schedulable(self, node: str) -> bool:
+        try:
+            return not self.api.node_unschedulable(node)
+        except TRANSIENT:
+            return False
 
     # ------------------------------------------------------------------ one step
     def _step(self, step: list[Move], st: JournalState, report: ExecutionReport) -> None:
-        self._respect_rate(len(step))
-        siblings: dict[str, list[str]] = {}
-        originals: dict[str, PodView] = {}
-        for move in step:
-            ns, _, name = move.pod.partition("/")
-            if move.uid in st.evicted:
-                rec = st.requested.get(move.uid, {})
-                siblings[move.uid] = rec.get("siblings", [])
-                originals[move.uid] = self._original(rec, move)
-                continue
-            if move.uid in st.requested:
-                rec = st.requested[move.uid]
-                siblings[move.uid] = rec.get("siblings", [])
-                originals[move.uid] = self._original(rec, move)
-                current = self._get(ns, name)
-                if current is None or current.uid != move.uid or current.terminating:
-                    self.journal.record("evicted", uid=move.uid, pod=move.pod, note="found gone on resume")
-                    st.evicted.add(move.uid)
-                    continue  # the crash came after the eviction: never send it twice
-            else:
-                pod = self._get(ns, name)
-                if pod is None or pod.uid != move.uid:
-                    raise Abort(f"{move.pod} (uid {move.uid}) is no longer there: the cluster changed since "
-                                "the plan was made; plan again")
-                if pod.node != move.from_:
-                    raise Abort(f"{move.pod} runs on {pod.node}, not on {move.from_} as planned; plan again")
-                sibs = [p.uid for p in self._list(ns) if p.owner_uid and p.owner_uid == pod.owner_uid]
-                siblings[move.uid] = sibs
-                originals[move.uid] = pod
-                self.journal.record("evict-request", uid=move.uid, pod=move.pod, node=move.from_, step=move.step,
-                                    siblings=sibs, owner_uid=pod.owner_uid, owner=pod.owner)
+        number = step[0].step
+        todo = [m for m in step if m.uid not in st.evicted]  # a step begun before a crash: the rest of it
+        for i, move in enumerate(todo):
+            self._respect_rate()
+            verdict, live = self._gate(step, st)  # right before each eviction, after any pause
+            if i == 0:
+                self._check_limits(number, todo, verdict, live, report)
+            pod = verdict.pods[move.uid]
+            ctrl = pod.controller
+            siblings = [p.metadata.uid for p in live.pods if ctrl is not None and p.controller is not None
+                        and p.controller.uid == ctrl.uid]
+            rec = dict(uid=move.uid, pod=move.pod, node=move.from_, step=number, siblings=siblings,
+                       owner_uid=ctrl.uid if ctrl else None, owner=f"{ctrl.kind}/{ctrl.name}" if ctrl else None)
+            self.journal.record("evict-request", **rec)
+            st.requested[move.uid] = rec
             self._evict(move)
             st.evicted.add(move.uid)
             report.evicted.append(move.pod)
-        placed = self._wait_replacements(step, siblings, originals)
+        placed = self._wait(step, st)
         pods = []
         for move in step:
             new, node = placed[move.uid]
@@ -180,14 +292,53 @@ class Executor:
             if node != move.to:
                 report.deviations.append(f"{move.pod}: replacement {new} runs on {node}, planned {move.to}")
             pods.append({"pod": move.pod, "replacement": new, "node": node})
-        self.journal.record("step-done", step=step[0].step, pods=pods)
-        st.steps_done[step[0].step] = {"pods": pods}
+        self.journal.record("step-done", step=number, pods=pods)
+        st.steps_done[number] = {"pods": pods}
 
-    @staticmethod
-    def _original(rec: dict, move: Move) -> PodView:
-        ns, _, name = move.pod.partition("/")
-        return PodView(namespace=ns, name=name, uid=move.uid, node=move.from_, phase="Running", ready=True,
-                       terminating=False, owner_uid=rec.get("owner_uid"), owner=rec.get("owner"))
+    def _gate(self, step: list[Move], st: JournalState) -> tuple[GateVerdict, ClusterState]:
+        """Every safety rule on the live pods; a budget that says "not now" is waited for, then a stop."""
+        assert st.plan is not None
+        wanted = beneficiaries(st.plan)
+        namespaces = sorted({m.pod.partition("/")[0] for m in step} | {k.partition("/")[0] for k in wanted})
+        deadline = self.opt.clock() + self.opt.eviction_deadline_s
+        wait = self.opt.backoff_s
+        while True:
+            live = self._live(namespaces)
+            priority = beneficiary_priority(live, wanted)
+            if wanted and priority is None:
+                raise Abort(f"the pod(s) the plan makes room for ({', '.join(wanted)}) are gone; nothing left to do")
+            verdict = check_step(live, step, evicted=st.evicted, policy=self.policy, beneficiary_priority=priority)
+            if verdict.refused:
+                for pod, reasons in sorted(verdict.refused.items()):
+                    self.journal.record("gate-refused", pod=pod, reasons=reasons)
+                raise Abort(f"step {step[0].step} no longer passes the safety rules: {verdict.describe()}; "
+                            "plan again")
+            if verdict.wait is None:
+                return verdict, live
+            if self.opt.clock() + wait > deadline:
+                raise Stop(f"step {step[0].step} waited {self.opt.eviction_deadline_s:g} s for a disruption "
+                           f"budget: {verdict.wait}")
+            self.opt.sleep(wait)
+            wait = min(wait * 2, self.opt.backoff_max_s)
+
+    def _check_limits(self, number: int, todo: list[Move], verdict: GateVerdict, live: ClusterState,
+                      report: ExecutionReport) -> None:
+        if self.opt.max_moves is not None and len(report.evicted) + len(todo) > self.opt.max_moves:
+            raise Stop(f"stopped before step {number}: --max-moves {self.opt.max_moves} reached")
+        now = self.opt.now()
+        cost = sum(move_cost(live, verdict.pods[m.uid], now).gpu_hours for m in todo)
+        if self.opt.max_cost_gpu_hours is not None and report.cost_gpu_hours + cost > self.opt.max_cost_gpu_hours:
+            raise Stop(f"stopped before step {number}: it would lose {cost:.2f} GPU-hours, over --max-cost "
+                       f"{self.opt.max_cost_gpu_hours:g} ({report.cost_gpu_hours:.2f} used by this run)")
+        report.cost_gpu_hours = round(report.cost_gpu_hours + cost, 4)
+
+    def _live(self, namespaces: list[str]) -> ClusterState:
+        if self._cluster_objects is None:
+            self._cluster_objects = self._retrying(self.api.cluster_objects)
+        objects = list(self._cluster_objects)
+        for ns in namespaces:
+            objects.extend(self._retrying(lambda: self.api.namespace_objects(ns)))
+        return live_state(objects)
 
     def _evict(self, move: Move) -> None:
         ns, _, name = move.pod.partition("/")
@@ -201,68 +352,51 @@ class Executor:
                 self.journal.record("evict-refused", uid=move.uid, pod=move.pod, reason=str(err))
                 pause = max(err.retry_after or 0.0, wait)
                 if self.opt.clock() + pause > deadline:
-                    raise Abort(f"eviction of {move.pod} still refused after {self.opt.eviction_deadline_s:g} s "
-                                f"(429: {err})") from None
+                    raise Stop(f"eviction of {move.pod} still refused after {self.opt.eviction_deadline_s:g} s "
+                               f"(429: {err})") from None
             except NoAnswer as err:
                 self.journal.record("evict-no-answer", uid=move.uid, pod=move.pod, reason=str(err))
-                current = self._get(ns, name)
+                current = self._retrying(lambda: self.api.get_pod(ns, name))
                 if current is None or current.uid != move.uid or current.terminating:
                     break  # the eviction went through before the connection dropped
                 pause = wait
                 if self.opt.clock() + pause > deadline:
-                    raise Abort(f"no answer from the API server for the eviction of {move.pod}: {err}") from None
+                    raise Stop(f"no answer from the API server for the eviction of {move.pod}: {err}") from None
             except ApiFailure as err:
-                if err.code == 404 and self._get(ns, name) is None:
+                if err.code == 404 and self._retrying(lambda: self.api.get_pod(ns, name)) is None:
                     break  # gone already: its controller recreates it like any evicted pod
-                raise Abort(f"eviction of {move.pod} answered {err}") from None
+                raise Stop(f"eviction of {move.pod} answered {err}") from None
             self.opt.sleep(pause)
             wait = min(wait * 2, self.opt.backoff_max_s)
         self._last_eviction = self.opt.clock()
         self.journal.record("evicted", uid=move.uid, pod=move.pod)
 
-    def _wait_replacements(self, step: list[Move], siblings: dict[str, list[str]],
-                           originals: dict[str, PodView]) -> dict[str, tuple[str, str]]:
-        """uid -> (replacement key, node), once every evicted pod's replacement runs elsewhere."""
+    def _wait(self, step: list[Move], st: JournalState) -> dict[str, tuple[str, str]]:
+        """uid -> (replacement key, node), once every evicted pod is gone and its replacement runs."""
         deadline = self.opt.clock() + self.opt.replacement_timeout_s
         while True:
-            placed: dict[str, tuple[str, str]] = {}
-            taken: set[str] = set()
-            for move in step:
-                ns = move.pod.partition("/")[0]
-                orig = originals[move.uid]
-                known = set(siblings.get(move.uid, [])) | {move.uid}
-                for pod in self._list(ns):
-                    if pod.uid in known or pod.uid in taken or pod.terminating:
-                        continue
-                    same_owner = orig.owner_uid and pod.owner_uid == orig.owner_uid
-                    if same_owner and pod.phase == "Running" and pod.node:
-                        placed[move.uid] = (pod.key, pod.node)
-                        taken.add(pod.uid)
-                        break
-            if len(placed) == len(step):
+            listed = {ns: self._retrying(lambda: self.api.list_pods(ns))
+                      for ns in sorted({m.pod.partition("/")[0] for m in step})}
+            placed, lingering = match_replacements(step, st.requested, listed)
+            if len(placed) == len(step) and not lingering:
                 return placed
             if self.opt.clock() >= deadline:
                 missing = [m.pod for m in step if m.uid not in placed]
-                raise Abort(f"no running replacement for {', '.join(missing)} within "
-                            f"{self.opt.replacement_timeout_s:g} s; check their controllers")
+                what = (f"{', '.join(lingering)} still terminating" if lingering else
+                        f"no running replacement for {', '.join(missing)}")
+                raise Stop(f"step {step[0].step}: {what} after {self.opt.replacement_timeout_s:g} s "
+                           "(--resume waits again); check their controllers")
             self.opt.sleep(self.opt.poll_s)
 
-    def _respect_rate(self, pods: int) -> None:
+    def _respect_rate(self) -> None:
         if not self.opt.rate_per_minute or self._last_eviction is None:
             return
-        gap = 60.0 * pods / self.opt.rate_per_minute
-        wait = self._last_eviction + gap - self.opt.clock()
+        wait = self._last_eviction + 60.0 / self.opt.rate_per_minute - self.opt.clock()
         if wait > 0:
             self.opt.sleep(wait)
 
-    def _get(self, ns: str, name: str) -> PodView | None:
-        return self._retrying(lambda: self.api.get_pod(ns, name))
-
-    def _list(self, ns: str) -> list[PodView]:
-        return self._retrying(lambda: self.api.list_pods(ns))
-
     def _retrying(self, fn):
-        """Reads are safe to repeat: retry a dropped connection a few times before giving up."""
+        """Reads (and the idempotent uncordon) are safe to repeat: retry a dropped connection a few times."""
         for attempt in range(4):
             try:
                 return fn()
