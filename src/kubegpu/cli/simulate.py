@@ -1,4 +1,4 @@
-"""`kubegpu simulate`: replay traces. `inflation` is the FGD paper's experiment."""
+"""`kubegpu simulate`: `run` and `sweep` the dynamic event simulation; `inflation` is the FGD paper's experiment."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def alloc_figure(results: list[InflationResult]):
 
 @click.group()
 def simulate():
-    """Replay traces against placement policies (the FGD paper's inflation experiment)."""
+    """Simulate the cluster over time (run, sweep) or replay the FGD paper's inflation experiment."""
 
 
 @simulate.command()
@@ -130,3 +130,88 @@ def inflation(nodes_file, pods_file, policies, seeds, tune, mix_file, workers, p
         write_atomic(plot_file, buffer.getvalue())
     emit(results[0] if len(results) == 1 else results, output,
          lambda con: con.print(results_table(results)))
+
+
+# ---- simulate run / sweep -----------------------------------------------------------------------------
+
+def _scenario_arg(scenario_file: str | None, scenario_name: str | None) -> str:
+    if bool(scenario_file) == bool(scenario_name):
+        raise UsageError("give a scenario file or --scenario NAME (one of them)")
+    return scenario_file or scenario_name
+
+
+def run_table(result: dict):
+    a, c, p = result["autoscaler"], result["cost"], result["pods"]
+    table = Table(box=None, pad_edge=False, header_style="bold", title=f"{result['scenario']} (seed {result['seed']}, "
+                  f"{result['duration_s'] / 3600:g} h)", title_justify="left")
+    for col, just in (("GROUP", "left"), ("UPS", "right"), ("DOWNS", "right"), ("CYCLES", "right"),
+                      ("NODE-H", "right"), ("BILLED-H", "right"), ("COST", "right")):
+        table.add_column(col, justify=just)
+    for g in a["groups"]:
+        table.add_row(g["name"], str(g["scale_ups"]), str(g["scale_downs"]), str(g["cycles"]), f"{g['node_hours']:.1f}",
+                      f"{g['billed_node_hours']:.1f}", f"{g['cost']:,.2f}")
+    table.add_row("[bold]total[/]", str(a["scale_ups"]), str(a["scale_downs"]), f"{a['cycles_per_day']:g}/day",
+                  f"{a['node_hours']:.1f}", f"{a['billed_node_hours']:.1f}", f"[bold]{c['total']:,.2f} {c['currency']}[/]")
+    return table
+
+
+def pods_table(result: dict):
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for col in ("CLASS", "PODS", "WAIT-MEAN", "WAIT-P95", "WAIT-P99", "DONE", "TIMED-OUT"):
+        table.add_column(col, justify="left" if col == "CLASS" else "right")
+    for name, x in result["pods"]["by_class"].items():
+        w = x["wait_seconds"]
+        table.add_row(name, str(x["pods"]), f"{w['mean']:.0f}s", f"{w['p95']:.0f}s", f"{w['p99']:.0f}s",
+                      str(x["completed"]), str(x["timed_out"]))
+    return table
+
+
+def print_run(con, result: dict) -> None:
+    con.print(run_table(result))
+    con.print()
+    con.print(pods_table(result))
+    pr, u = result["preemption"], result["utilization"]
+    con.print()
+    con.print(f"preemptions {pr['count']}, GPU-hours lost {pr['gpu_hours_lost']:.2f} "
+              f"(work {pr['work_gpu_hours_lost']:.2f} + restarts {pr['restart_gpu_hours']:.2f}); "
+              f"allocation {u['allocation_mean']:.1%}, effective utilization {u['effective']:.1%}")
+
+
+@simulate.command("run")
+@click.argument("scenario_file", required=False, metavar="SCENARIO")
+@click.option("--scenario", "scenario_name", metavar="NAME[/VARIANT]",
+              help="A built-in scenario (seed-flapping, seed-preemption), optionally with a variant.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Override any field by its dotted path, e.g. autoscaler.scale-down-delay-after-add=30m, seed=7.")
+@click.option("--plot", "plot_file", metavar="FILE.png", help="Timeline: nodes per group, pending pods, GPUs, cost.")
+@click.option("--events", "events_file", metavar="FILE.ndjson", help="Write every simulated event as NDJSON.")
+@output_option()
+def run_cmd(scenario_file, scenario_name, sets, plot_file, events_file, output):
+    """Run one scenario in simulated time: arrivals, gangs, preemption, cluster-autoscaler, billing.
+
+    A scenario is a YAML file (docs/simulate.md) or a built-in NAME[/VARIANT]. The same scenario
+    and seed always give the same result, byte for byte.
+
+    \b
+    Examples:
+      kubegpu simulate run --scenario seed-flapping
+      kubegpu simulate run --scenario seed-flapping --set autoscaler.scale-down-delay-after-add=30m -o json
+      kubegpu simulate run --scenario seed-preemption/checkpoint-1h --plot timeline.png
+    """
+    from kubegpu.simulate.results import simulate as simulate_engine
+    from kubegpu.simulate.results import summarise
+    from kubegpu.simulate.scenario import load_scenario
+
+    scenario = load_scenario(_scenario_arg(scenario_file, scenario_name), list(sets))
+    engine = simulate_engine(scenario, record_events=bool(events_file))
+    result = summarise(engine)
+    outputs: list[tuple[str, bytes]] = []
+    if plot_file:
+        from kubegpu.simulate.plot import timeline_png
+        outputs.append((plot_file, timeline_png(engine)))
+    if events_file:
+        import msgspec
+        outputs.append((events_file, b"".join(msgspec.json.encode(x) + b"\n" for x in engine.log)))
+    for path, data in outputs:
+        write_atomic(path, data)
+    emit(result, output, lambda con: print_run(con, result))
