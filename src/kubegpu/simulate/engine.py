@@ -58,6 +58,28 @@ class Stats:
     samples: list[tuple] = field(default_factory=list)
 
 
+def check_jobs_fit(cluster: ClusterNodes, jobs: list[Job]) -> None:
+    """Every job must fit the cluster at its groups' max sizes, else it would wait forever: an input error."""
+    from kubegpu.errors import InputError
+    from kubegpu.simulate.autoscaler.estimator import PendingPod, estimate
+
+    seen: set[tuple] = set()
+    for job in jobs:
+        key = (job.task, job.pods, job.selector)
+        if key in seen:
+            continue
+        seen.add(key)
+        allowed = cluster.allowed(job.selector)
+        pods = [PendingPod(job.id, job.task, allowed)] * job.pods
+        room = sum(len(estimate(cluster.state, g.slots.start, pods, max(g.spec.max, g.spec.initial)).pods)
+                   for g in cluster.groups if len(g.slots))
+        if room < job.pods:
+            where, _, fld = job.origin.partition(": field ")
+            what = (f"{job.name}: a gang of {job.pods} pods x {job.task.num_gpu} GPU(s) does not fit the cluster "
+                    f"even at every node group's max size (room for {room})")
+            raise InputError(what, where=where or None, field=(fld + ".pods") if fld else "pods")
+
+
 class Engine:
     """One run of a scenario. `run()` returns itself; results are read by `results.summarise`."""
 
@@ -85,6 +107,7 @@ class Engine:
         self._last_t = 0.0
         self._dirty = False
         self.scale_ups = 0
+        check_jobs_fit(self.cluster, jobs)
         self.autoscaler = None
         if scenario.provider == "cluster-autoscaler":
             from kubegpu.simulate.autoscaler.loop import ClusterAutoscaler

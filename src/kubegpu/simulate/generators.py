@@ -131,7 +131,10 @@ def build_jobs(scenario) -> list[Job]:
             path = Path(scenario.base_dir) / path
         jobs.extend(j for j in load_trace(path, classes=classes, default_class=spec.workload.trace_class)
                     if j.submit < scenario.duration_s)
-    for gen in spec.workload.generators:
-        jobs.extend(GENERATORS[type(gen)](gen, duration=scenario.duration_s, classes=classes, rng=rng, where=where))
+    for i, gen in enumerate(spec.workload.generators):
+        made = GENERATORS[type(gen)](gen, duration=scenario.duration_s, classes=classes, rng=rng, where=where)
+        for job in made:
+            job.origin = f"{where}: field workload.generators.{i}"
+        jobs.extend(made)
     jobs.sort(key=lambda j: j.submit)  # stable: equal times keep file order
     return jobs

@@ -111,7 +111,7 @@ def load_trace(path: str | Path, *, classes: dict[str, PriorityClass], default_c
                   checkpoint_interval=seconds(row.get("checkpoint_interval") or 0, where=where, field="checkpoint_interval"),
                   restart_overhead=seconds(row.get("restart_overhead") or 0, where=where, field="restart_overhead"),
                   scheduling_timeout=seconds(row.get("scheduling_timeout") or 0, where=where, field="scheduling_timeout"),
-                  safe_to_evict=safe != "false")
+                  safe_to_evict=safe != "false", origin=where)
         jobs.append(job)
     return sorted(jobs, key=lambda j: j.submit)
 
@@ -139,7 +139,7 @@ def _openb(rows: list[tuple[str, dict[str, Any]]]) -> list[Job]:
                     models=frozenset(spec.split("|")) if spec and gpus else None)
         start = scheduled if scheduled > 0 else created
         out.append(Job(id=-1, name=str(row.get("name") or f"pod-{len(out)}"), cls="openb", submit=created, task=task,
-                       work=max(1.0, deleted - start)))
+                       work=max(1.0, deleted - start), origin=where))
     for job in out:
         job.submit -= first or 0.0
     return sorted(out, key=lambda j: j.submit)

@@ -54,6 +54,7 @@ class Job:
     safe_to_evict: bool = True         # cluster-autoscaler.kubernetes.io/safe-to-evict
     controller: bool = True            # owned by a controller that recreates it (drain rule "replicated")
     local_storage: bool = False        # emptyDir/hostPath: blocks scale-down (drain rule "localstorage")
+    origin: str = ""                   # where it came from ("file: field"), for error messages
 
     @property
     def gpus(self) -> float:
