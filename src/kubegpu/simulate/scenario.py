@@ -287,6 +287,15 @@ def load_scenario(name_or_path: str, overrides: list[str] = (), *, extra: dict[s
 
 
 def validate(raw: dict, *, source: str, base_dir: str = ".") -> Scenario:
+    # mappings of structs first, one entry at a time, so an error can name the entry's key
+    for path, kind in ((("cluster", "node_groups"), NodeGroupSpec), (("workload", "priority_classes"), PriorityClassSpec)):
+        entries = _lookup(raw, list(path))
+        if isinstance(entries, dict):
+            for key, value in entries.items():
+                try:
+                    msgspec.convert(value, kind, strict=False)
+                except msgspec.ValidationError as err:
+                    raise _validation_error(err, raw, source, prefix=[*path, str(key)]) from None
     try:
         spec = msgspec.convert(raw, ScenarioSpec, strict=False)
     except msgspec.ValidationError as err:
@@ -356,11 +365,11 @@ def _check_values(spec: ScenarioSpec, source: str) -> None:
         raise InputError(f"{b.reserved_discount!r} is not in [0, 1)", where=source, field="billing.reserved_discount")
 
 
-def _validation_error(err: msgspec.ValidationError, raw: dict, source: str) -> InputError:
+def _validation_error(err: msgspec.ValidationError, raw: dict, source: str, prefix: list[str] = ()) -> InputError:
     text = str(err)
     message, _, path = text.partition(" - at `$")
     path = path.rstrip("`")
-    parts = [p for p in path.replace("[", ".").replace("]", "").split(".") if p]
+    parts = [*prefix, *(p for p in path.replace("[", ".").replace("]", "").split(".") if p)]
     if message.startswith("Object contains unknown field"):
         key = message.split("`")[1]
         return InputError(f"unknown key {key!r}", where=source, field=".".join(parts + [key]))
