@@ -309,14 +309,16 @@ class Engine:
                 if j is not None:
                     heads.append((key[0], self.runs[j].queued_at, j, key))
             heapq.heapify(heads)
-            evictions_before = self.stats.preemptions
             while heads:
                 _, _, _, key = heapq.heappop(heads)
+                before = self.stats.preemptions
                 if self.try_lane(key):
                     j = self._head(key)
                     if j is not None:
                         heapq.heappush(heads, (key[0], self.runs[j].queued_at, j, key))
-            again = self.stats.preemptions != evictions_before  # preemption freed room for earlier lanes
+                if self.stats.preemptions != before:
+                    again = True  # evicted pods freed room: start over from the highest priority
+                    break
 
     def place(self, job_id: int) -> bool:
         """All-or-nothing: every pod of the job placed, with preemption if eligible, or nothing changes."""
