@@ -18,9 +18,12 @@ def mixed(seed, policy):
          "pod": {"gpus": 1, "gpu_milli": 300, "cpu": 1, "memory": "2Gi", "priority_class": "low"}},
         {"kind": "training", "name": "train", "pods": 2, "count": 2, "every": "1h", "duration": "3h",
          "scheduling_timeout": "40m", "pod": {"gpus": 8, "cpu": 8, "memory": "64Gi", "priority_class": "low"}},
+        {"kind": "poisson", "name": "urgent", "rate_per_hour": 12, "median_duration": "30m",
+         "gpus": {"1": 1, "4": 1}, "pod": {"cpu": 2, "memory": "8Gi", "priority_class": "mid"}},
         burst(at="2h", replicas=10, length="20m"),
     ]
     return scenario(seed=seed, duration="8h", cluster__scheduler_policy=policy,
+                    workload__priority_classes__mid={"value": 500},
                     cluster__node_groups__gpu__initial=4, cluster__node_groups__gpu__min=4,
                     cluster__node_groups__gpu__max=4, autoscaler={"provider": "none"}, workload__generators=gens)
 
