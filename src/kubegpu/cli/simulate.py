@@ -215,3 +215,67 @@ def run_cmd(scenario_file, scenario_name, sets, plot_file, events_file, output):
     for path, data in outputs:
         write_atomic(path, data)
     emit(result, output, lambda con: print_run(con, result))
+
+
+@simulate.command("sweep")
+@click.argument("scenario_file", required=False, metavar="SCENARIO")
+@click.option("--scenario", "scenario_name", metavar="NAME[/VARIANT]", help="A built-in scenario.")
+@click.option("--grid", "grid_file", required=True, metavar="GRID.yaml",
+              help="Maps --set keys (and seed) to lists of values; every combination runs for every seed.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Fixed overrides for every run.")
+@click.option("--out", "out_dir", metavar="DIR",
+              help="Write results.csv, results.json, comparison.png and the resume journal runs.ndjson here; "
+                   "running again with the same DIR resumes.")
+@click.option("--workers", type=click.IntRange(1, 256), default=2, show_default=True, help="Local processes.")
+@click.option("--address", metavar="tcp://HOST:PORT", help="Run on this dask distributed scheduler instead.")
+@output_option()
+def sweep_cmd(scenario_file, scenario_name, grid_file, sets, out_dir, workers, address, output):
+    """Run a scenario for every combination in GRID x seeds and compare them.
+
+    \b
+    GRID.yaml example:
+      autoscaler.scale-down-delay-after-add: [10m, 30m, 60m]
+      autoscaler.scale-down-unneeded-time: [10m, 40m]
+      seed: [1, 2, 3]
+    JSON: a list of {"params", "seed", "result"} (result = the `simulate run -o json` object).
+    """
+    from pathlib import Path
+
+    from kubegpu.simulate import sweep as sw
+
+    name = _scenario_arg(scenario_file, scenario_name)
+    combos, seeds = sw.load_grid(grid_file)
+    points = sw.plan(name, list(sets), combos, seeds)
+    folder = Path(out_dir) if out_dir else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+    run = lambda done: sw.execute(name, list(sets), points, folder=folder, workers=workers,  # noqa: E731
+                                  address=address, on_done=done)
+    if sys.stderr.isatty():
+        with Progress(console=console(stderr=True), transient=True) as progress:
+            bar = progress.add_task(f"sweep {name}", total=len(points))
+            rows = run(lambda: progress.advance(bar))
+    else:
+        rows = run(lambda: None)
+    if folder is not None:
+        import json as _json
+
+        write_atomic(folder / "results.csv", sw.results_csv(rows).encode())
+        write_atomic(folder / "results.json", (_json.dumps(rows, indent=2) + "\n").encode())
+        write_atomic(folder / "comparison.png", sw.comparison_png(rows, name))
+    emit(rows, output, lambda con: con.print(sweep_table(rows)))
+
+
+def sweep_table(rows: list[dict]):
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    keys = list(dict.fromkeys(k for r in rows for k in r["params"]))
+    for k in keys:
+        table.add_column(k.rsplit(".", 1)[-1].upper())
+    for col in ("SEED", "CYCLES/DAY", "COST", "WAIT-P95", "LOST-GPU-H"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        x = r["result"]
+        table.add_row(*(str(r["params"].get(k)) for k in keys), str(r["seed"]), f"{x['autoscaler']['cycles_per_day']:g}",
+                      f"{x['cost']['total']:,.2f}", f"{x['pods']['wait_seconds']['p95']:.0f}s",
+                      f"{x['preemption']['gpu_hours_lost']:.1f}")
+    return table
