@@ -40,7 +40,6 @@ class JobRun:
     progress: float = 0.0         # checkpointed progress (seconds of work) carried into this run
     placements: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
     preemptions: int = 0
-    tried: bool = False           # failed at least once since it was queued (PodScheduled=False)
 
 
 @dataclass
@@ -56,6 +55,20 @@ class Stats:
     timed_out: dict[str, int] = field(default_factory=dict)
     completed: dict[str, int] = field(default_factory=dict)
     samples: list[tuple] = field(default_factory=list)
+
+
+# kube-scheduler (schedule_one.go numFeasibleNodesToFind): in clusters of 100+ nodes it stops
+# filtering once it has found this many feasible nodes, starting where the last cycle stopped.
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(num_all_nodes: int) -> int:
+    """upstream default percentageOfNodesToScore (adaptive): 50 % - nodes/125, at least 5 %, at least 100 nodes."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
 def check_jobs_fit(cluster: ClusterNodes, jobs: list[Job]) -> None:
@@ -98,6 +111,11 @@ class Engine:
         self.queue = ev.EventQueue()
         self.now = 0.0
         self.lanes: dict[tuple, list[tuple[float, int]]] = {}
+        self.lane_failed_at: dict[tuple, float] = {}    # last time the lane's head did not fit
+        self.lane_failed_pass: dict[tuple, int] = {}
+        self.pass_no = 0
+        self.freed: set[int] = set()                     # nodes that gained room since the pass began
+        self.pending_pods = 0
         self.lane_of: list[tuple] = [(-j.priority.value, j.task, j.pods, j.selector) for j in jobs]
         self.starts: dict[tuple[int, int], float] = {}
         self.stats = Stats()
@@ -106,7 +124,9 @@ class Engine:
         self.ready_gpus = 0
         self._last_t = 0.0
         self._dirty = False
-        self.scale_ups = 0
+        self._next_start = 0
+        self.running_by_priority: dict[int, int] = {}
+        self._serial: dict[str, int] = {}
         check_jobs_fit(self.cluster, jobs)
         self.autoscaler = None
         if scenario.provider == "cluster-autoscaler":
@@ -162,8 +182,8 @@ class Engine:
         lane = self.lanes[self.lane_of[job_id]]
         if len(lane) == 1:  # nobody of its shape waits before it: try it now
             self.try_lane(self.lane_of[job_id])
-        else:
-            self.runs[job_id].tried = True
+        else:  # its lane's head did not fit, so neither does it (capacity has not grown since)
+            self.lane_failed_at[self.lane_of[job_id]] = self.now
         if job.scheduling_timeout > 0 and job.pods > 1:
             self.queue.push(job.submit + job.scheduling_timeout, ev.GANG_TIMEOUT, job_id, self.runs[job_id].incarnation)
 
@@ -173,7 +193,9 @@ class Engine:
             if run.status == RUNNING:
                 self._account_useful(job, run)
                 self.release(job_id)
-            self._record_censored(job, run) if run.status == PENDING else None
+            if run.status == PENDING:
+                self._record_censored(job, run)
+                self.pending_pods -= job.pods
             run.status = GONE
             self.stats.completed[job.cls] = self.stats.completed.get(job.cls, 0) + 1
             self.emit("delete", job=job.name)
@@ -190,6 +212,7 @@ class Engine:
         run, job = self.runs[job_id], self.jobs[job_id]
         if run.status == PENDING and run.incarnation == incarnation:
             run.status = TIMED_OUT
+            self.pending_pods -= job.pods
             self.stats.timed_out[job.cls] = self.stats.timed_out.get(job.cls, 0) + 1
             self._record_censored(job, run)
             self.emit("gang-timeout", job=job.name)
@@ -199,6 +222,7 @@ class Engine:
             return
         self.cluster.status[slot] = READY
         self.state.schedulable[slot] = True
+        self.freed.add(slot)
         self.ready_gpus += int(self.state.gpu_count[slot])
         self.cluster.records[self.cluster.record_of[slot]].ready = self.now
         self.emit("node-ready", node=self.node_name(slot))
@@ -225,10 +249,9 @@ class Engine:
         per_group = np.bincount(self.cluster.group_of[self.cluster.status != ABSENT],
                                 minlength=len(self.cluster.groups))
         alive = per_group.tolist()
-        pending = sum(self.jobs[j].pods for lane in self.lanes.values() for _, j in lane
-                      if self.runs[j].status == PENDING)
-        self.stats.samples.append((self.now, alive, pending, self.alloc_milli / 1000.0))
-        self.queue.push(self.now + SAMPLE_INTERVAL, ev.SAMPLE)
+        self.stats.samples.append((self.now, alive, self.pending_pods, self.alloc_milli / 1000.0))
+        if len(self.queue):  # nothing else will ever happen: stop sampling (metrics still run to the end)
+            self.queue.push(self.now + SAMPLE_INTERVAL, ev.SAMPLE)
 
     # ---- nodes --------------------------------------------------------------------------------
     def node_name(self, slot: int) -> str:
@@ -238,7 +261,8 @@ class Engine:
         slot = self.cluster.free_slot(group)
         if slot is None:
             return None
-        serial = sum(1 for r in self.cluster.records if r.group == group.name)
+        serial = self._serial.get(group.name, 0)
+        self._serial[group.name] = serial + 1
         reserved = self.cluster.count(group, PROVISIONING, READY, DELETING) < group.spec.reserved
         rec = NodeRecord(name=f"{group.name}-{serial}", group=group.name, created=self.now, scale_up=scale_up,
                          reserved=reserved)
@@ -273,8 +297,8 @@ class Engine:
         run = self.runs[job_id]
         run.status = PENDING
         run.queued_at = self.now
-        run.tried = False
         run.incarnation += 1
+        self.pending_pods += self.jobs[job_id].pods
         heapq.heappush(self.lanes.setdefault(self.lane_of[job_id], []), (self.now, job_id))
 
     def _head(self, key: tuple) -> int | None:
@@ -286,16 +310,32 @@ class Engine:
             heapq.heappop(lane)
         return None
 
-    def try_lane(self, key: tuple) -> bool:
+    def tried(self, job_id: int) -> bool:
+        """Failed at least once since it was queued (PodScheduled=False, what cluster-autoscaler looks for)."""
+        return self.lane_failed_at.get(self.lane_of[job_id], float("-inf")) >= self.runs[job_id].queued_at
+
+    def _cannot_have_changed(self, key: tuple, job_id: int, freed: set[int]) -> bool:
+        """The head failed in the previous pass and no node that gained room since can take one of its pods
+        (every other node only lost room), and it cannot preempt: it would fail again."""
+        if self.lane_failed_pass.get(key) != self.pass_no - 1:
+            return False
+        job = self.jobs[job_id]
+        if job.priority.preemption_policy != "Never" and any(
+                p < job.priority.value for p, n in self.running_by_priority.items() if n):
+            return False
+        allowed = self.cluster.allowed(job.selector)
+        return not any(allowed[x] and self.state.fits_on(job.task, x) for x in freed)
+
+    def try_lane(self, key: tuple, freed: set[int] | None = None) -> bool:
         """Try the lane's head; True when it was placed (the lane may continue)."""
         job_id = self._head(key)
         if job_id is None:
             return False
-        if self.place(job_id):
+        if not (freed is not None and self._cannot_have_changed(key, job_id, freed)) and self.place(job_id):
             heapq.heappop(self.lanes[key])
             return True
-        for _, j in self.lanes[key]:
-            self.runs[j].tried = True
+        self.lane_failed_at[key] = self.now
+        self.lane_failed_pass[key] = self.pass_no
         return False
 
     def schedule_pass(self) -> None:
@@ -303,6 +343,8 @@ class Engine:
         again = True
         while again:
             again = False
+            self.pass_no += 1
+            freed, self.freed = self.freed, set()
             heads = []
             for key, lane in self.lanes.items():
                 j = self._head(key)
@@ -312,7 +354,7 @@ class Engine:
             while heads:
                 _, _, _, key = heapq.heappop(heads)
                 before = self.stats.preemptions
-                if self.try_lane(key):
+                if self.try_lane(key, freed):
                     j = self._head(key)
                     if j is not None:
                         heapq.heappush(heads, (key[0], self.runs[j].queued_at, j, key))
@@ -333,7 +375,7 @@ class Engine:
                 feasible = self.state.fit_mask(task) & allowed
                 if not feasible.any():
                     break
-            where = self.policy.choose(self.state, task, feasible)
+            where = self.policy.choose(self.state, task, self._nodes_to_score(feasible))
             self.state.place(task, where)
             placed.append(where)
         if len(placed) < job.pods:
@@ -343,7 +385,28 @@ class Engine:
         self._start(job, run, placed)
         return True
 
+    def _nodes_to_score(self, feasible: np.ndarray) -> np.ndarray:
+        """The first numFeasibleNodesToFind feasible nodes from where the last cycle stopped (existing nodes)."""
+        existing = np.flatnonzero(self.cluster.status != ABSENT)
+        n = existing.size
+        want = num_feasible_nodes_to_find(n)
+        if want >= n:
+            return feasible
+        start = self._next_start % n
+        order = np.concatenate([existing[start:], existing[:start]])
+        hits = np.flatnonzero(feasible[order])
+        if hits.size <= want:
+            self._next_start = start  # every node was processed: upstream advances by n, i.e. stays
+            return feasible
+        processed = int(hits[want - 1]) + 1
+        self._next_start = (start + processed) % n
+        out = np.zeros_like(feasible)
+        out[order[hits[:want]]] = True
+        return out
+
     def _preempt_for(self, job: Job, allowed: np.ndarray) -> bool:
+        if not any(prio < job.priority.value for prio, n in self.running_by_priority.items() if n):
+            return False  # no lower-priority pod runs anywhere: "No preemption victims found"
         found = find_preemption(self.state, job.task, allowed, job.priority.value, self.cluster.pods_on, self.jobs,
                                 self.starts)
         if found is None:
@@ -367,6 +430,9 @@ class Engine:
             self.cluster.pods_on[p.node][(job.id, member)] = p.devices
             self.starts[(job.id, member)] = self.now
         self.alloc_milli += job.pods * job.task.total_gpu_milli
+        self.pending_pods -= job.pods
+        prio = job.priority.value
+        self.running_by_priority[prio] = self.running_by_priority.get(prio, 0) + job.pods
         if job.kind == BATCH:
             self.queue.push(run.useful_from + (job.work - run.progress), ev.JOB_END, job.id, run.incarnation)
         self.emit("start", job=job.name, nodes=[self.node_name(p.node) for p in placed])
@@ -375,9 +441,11 @@ class Engine:
         job, run = self.jobs[job_id], self.runs[job_id]
         for member, (node, devices) in enumerate(run.placements):
             self.state.remove(job.task, Placement(node, devices))
+            self.freed.add(node)
             del self.cluster.pods_on[node][(job_id, member)]
             del self.starts[(job_id, member)]
         self.alloc_milli -= job.pods * job.task.total_gpu_milli
+        self.running_by_priority[job.priority.value] -= job.pods
         run.placements = []
         self._dirty = True
 
@@ -411,9 +479,9 @@ class Engine:
         self.stats.waits.setdefault(job.cls, []).extend([self.now - run.queued_at] * job.pods)
 
     def pending_jobs(self) -> list[int]:
-        """Pending jobs in queue order (for the autoscaler)."""
+        """Pending jobs the scheduler found unschedulable, in queue order (what the autoscaler sees)."""
         out = [(self.lane_of[j][0], self.runs[j].queued_at, j) for lane in self.lanes.values() for _, j in lane
-               if self.runs[j].status == PENDING]
+               if self.runs[j].status == PENDING and self.tried(j)]
         return [j for _, _, j in sorted(out)]
 
     def _finish(self) -> None:

@@ -16,6 +16,7 @@ submitted at creation_time (shifted so the first is at 0) that run deletion - sc
 from __future__ import annotations
 
 import csv
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,16 @@ def _num(row: dict, key: str, where: str, default: float, *, integer: bool = Fal
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _quantity(text: str, where: str, field: str) -> float:
+    return quantity(text, where=where, field=field)
+
+
+@functools.lru_cache(maxsize=4096)
+def _seconds(text: str, where: str, field: str) -> float:
+    return seconds(text, where=where, field=field)
+
+
 def load_trace(path: str | Path, *, classes: dict[str, PriorityClass], default_class: str = "trace") -> list[Job]:
     p = Path(path)
     if not p.is_file():
@@ -101,19 +112,30 @@ def load_trace(path: str | Path, *, classes: dict[str, PriorityClass], default_c
         safe = str(row.get("safe_to_evict", "true")).lower()
         if safe not in ("true", "false", ""):
             raise InputError(f"{safe!r} is not true or false", where=where, field="safe_to_evict")
-        task = Task(cpu_milli=int(round(quantity(row.get("cpu") or 1, where=where, field="cpu") * 1000)),
-                    mem_bytes=int(quantity(row.get("memory") or "1Gi", where=where, field="memory")),
+        try:
+            cpu = _quantity(str(row.get("cpu") or 1), str(p), "cpu")
+            mem = _quantity(str(row.get("memory") or "1Gi"), str(p), "memory")
+        except InputError as err:
+            raise InputError(err.message, where=where, field=err.field) from None
+        task = Task(cpu_milli=int(round(cpu * 1000)), mem_bytes=int(mem),
                     num_gpu=gpus, gpu_milli=milli if gpus else 0)
         name = str(row.get("name") or f"job-{len(jobs)}")
         job = Job(id=-1, name=name, cls=str(row.get("class") or default_class), submit=submit, task=task, pods=pods,
                   kind=kind, work=duration, end=submit + duration,
                   priority=classes.get(pc, PriorityClass(pc)), selector=Selector(selector, tolerations),
-                  checkpoint_interval=seconds(row.get("checkpoint_interval") or 0, where=where, field="checkpoint_interval"),
-                  restart_overhead=seconds(row.get("restart_overhead") or 0, where=where, field="restart_overhead"),
-                  scheduling_timeout=seconds(row.get("scheduling_timeout") or 0, where=where, field="scheduling_timeout"),
+                  checkpoint_interval=_row_seconds(row, "checkpoint_interval", where),
+                  restart_overhead=_row_seconds(row, "restart_overhead", where),
+                  scheduling_timeout=_row_seconds(row, "scheduling_timeout", where),
                   safe_to_evict=safe != "false", origin=where)
         jobs.append(job)
     return sorted(jobs, key=lambda j: j.submit)
+
+
+def _row_seconds(row: dict, key: str, where: str) -> float:
+    try:
+        return _seconds(str(row.get(key) or 0), "", key)
+    except InputError as err:
+        raise InputError(err.message, where=where, field=key) from None
 
 
 def _openb(rows: list[tuple[str, dict[str, Any]]]) -> list[Job]:

@@ -64,9 +64,9 @@ class ClusterAutoscaler:
         e, cfg = self.engine, self.config
         pods: list[PendingPod] = []
         all_young = True
-        for j in e.pending_jobs():
+        for j in e.pending_jobs():  # pods the scheduler found unschedulable (PodScheduled=False)
             job, run = e.jobs[j], e.runs[j]
-            if not run.tried or job.priority.value < cfg.expendable_pods_priority_cutoff:
+            if job.priority.value < cfg.expendable_pods_priority_cutoff:
                 continue
             age = now - run.queued_at
             if age < cfg.new_pod_scale_up_delay:
