@@ -9,7 +9,7 @@ import click
 from rich.progress import Progress
 from rich.table import Table
 
-from kubegpu.cli.options import output_option
+from kubegpu.cli.options import output_option, source_options
 from kubegpu.cli.render import console, emit, write_atomic
 from kubegpu.errors import UsageError
 from kubegpu.fragmentation.shapes import load_mix
@@ -185,8 +185,12 @@ def print_run(con, result: dict) -> None:
               help="Override any field by its dotted path, e.g. autoscaler.scale-down-delay-after-add=30m, seed=7.")
 @click.option("--plot", "plot_file", metavar="FILE.png", help="Timeline: nodes per group, pending pods, GPUs, cost.")
 @click.option("--events", "events_file", metavar="FILE.ndjson", help="Write every simulated event as NDJSON.")
+@click.option("--from-cluster", is_flag=True,
+              help="Start from the live cluster's nodes, node groups, running pods and cluster-autoscaler flags "
+                   "(implied by --demo / --snapshot).")
+@source_options
 @output_option()
-def run_cmd(scenario_file, scenario_name, sets, plot_file, events_file, output):
+def run_cmd(scenario_file, scenario_name, sets, plot_file, events_file, from_cluster, source, output):
     """Run one scenario in simulated time: arrivals, gangs, preemption, cluster-autoscaler, billing.
 
     A scenario is a YAML file (docs/simulate.md) or a built-in NAME[/VARIANT]. The same scenario
@@ -202,8 +206,14 @@ def run_cmd(scenario_file, scenario_name, sets, plot_file, events_file, output):
     from kubegpu.simulate.results import summarise
     from kubegpu.simulate.scenario import load_scenario
 
-    scenario = load_scenario(_scenario_arg(scenario_file, scenario_name), list(sets))
-    engine = simulate_engine(scenario, record_events=bool(events_file))
+    base, running = None, None
+    if from_cluster or source.demo or source.snapshots:
+        from kubegpu.cli.options import load_state
+        from kubegpu.simulate.cluster_source import cluster_overrides
+
+        base, running = cluster_overrides(load_state(source))
+    scenario = load_scenario(_scenario_arg(scenario_file, scenario_name), list(sets), base=base)
+    engine = simulate_engine(scenario, record_events=bool(events_file), running=running)
     result = summarise(engine)
     outputs: list[tuple[str, bytes]] = []
     if plot_file:

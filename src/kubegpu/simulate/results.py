@@ -42,8 +42,9 @@ def scale_cycles(ups: list[tuple], downs: list[tuple]) -> int:
     return cycles
 
 
-def simulate(scenario: Scenario, *, record_events: bool = False) -> Engine:
-    return Engine(scenario, build_jobs(scenario), record_events=record_events).run()
+def simulate(scenario: Scenario, *, record_events: bool = False, running: list | None = None) -> Engine:
+    """Run the scenario; `running` are jobs already running in a source cluster (submitted at 0)."""
+    return Engine(scenario, [*(running or []), *build_jobs(scenario)], record_events=record_events).run()
 
 
 def summarise(engine: Engine) -> dict[str, Any]:

@@ -267,10 +267,12 @@ def read_raw(name_or_path: str) -> tuple[dict, str, str, str | None]:
     return raw, source, base, variant
 
 
-def load_scenario(name_or_path: str, overrides: list[str] = (), *, extra: dict[str, Any] | None = None) -> Scenario:
-    """Read, apply the variant and `--set` overrides, validate; InputError names file, field and value."""
-    raw, source, base, variant = read_raw(name_or_path)
-    sets: list[tuple[str, Any]] = []
+def load_scenario(name_or_path: str, overrides: list[str] = (), *, extra: dict[str, Any] | None = None,
+                  base: dict[str, Any] | None = None) -> Scenario:
+    """Read, apply `base` (e.g. a cluster's own state), the variant and `--set` overrides, validate;
+    InputError names file, field and value."""
+    raw, source, base_dir, variant = read_raw(name_or_path)
+    sets: list[tuple[str, Any]] = list((base or {}).items())
     if variant:
         variants = raw.get("variants") or {}
         if variant not in variants:
@@ -283,7 +285,7 @@ def load_scenario(name_or_path: str, overrides: list[str] = (), *, extra: dict[s
     sets.extend((extra or {}).items())
     for key, value in sets:
         set_path(raw, key, value, where=source)
-    return validate(raw, source=source, base_dir=base)
+    return validate(raw, source=source, base_dir=base_dir)
 
 
 def validate(raw: dict, *, source: str, base_dir: str = ".") -> Scenario:
