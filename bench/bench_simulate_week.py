@@ -23,14 +23,14 @@ cluster:
   scheduler_policy: most-allocated
   node_groups:
     gpu:
-      {gpus: 8, cpu: 96, memory: 1152Gi, gpu_model: A100, min: 700, max: 1000, initial: 800,
+      {gpus: 8, cpu: 96, memory: 1152Gi, gpu_model: A100, min: 700, max: 1000, initial: 900,
        price_per_hour: 30, provision_time: 4m, provision_jitter: 2m, gpu_ready_lag: 60s}
 workload:
   priority_classes: {prod: {value: 1000}, batch: {value: 0}}
   generators:
     - kind: poisson
       name: batch
-      rate_per_hour: 560
+      rate_per_hour: 520
       median_duration: 90m
       sigma: 1.0
       gpus: {"1": 50, "2": 15, "4": 15, "8": 20}
