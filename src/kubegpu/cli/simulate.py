@@ -1,4 +1,4 @@
-"""`kubegpu simulate`: replay traces. `inflation` is the FGD paper's experiment."""
+"""`kubegpu simulate`: `run` and `sweep` the dynamic event simulation; `inflation` is the FGD paper's experiment."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import click
 from rich.progress import Progress
 from rich.table import Table
 
-from kubegpu.cli.options import check_seeds, output_option
+from kubegpu.cli.options import check_seeds, output_option, source_options
 from kubegpu.cli.render import console, emit, write_atomic
 from kubegpu.errors import UsageError
 from kubegpu.fragmentation.shapes import load_mix
@@ -80,7 +80,7 @@ def alloc_figure(results: list[InflationResult]):
 
 @click.group()
 def simulate():
-    """Replay traces against placement policies (the FGD paper's inflation experiment)."""
+    """Simulate the cluster over time (run, sweep) or replay the FGD paper's inflation experiment."""
 
 
 @simulate.command()
@@ -131,3 +131,162 @@ def inflation(nodes_file, pods_file, policies, seeds, tune, mix_file, workers, p
         write_atomic(plot_file, buffer.getvalue())
     emit(results[0] if len(results) == 1 else results, output,
          lambda con: con.print(results_table(results)))
+
+
+# ---- simulate run / sweep -----------------------------------------------------------------------------
+
+def _scenario_arg(scenario_file: str | None, scenario_name: str | None) -> str:
+    if bool(scenario_file) == bool(scenario_name):
+        raise UsageError("give a scenario file or --scenario NAME (one of them)")
+    return scenario_file or scenario_name
+
+
+def run_table(result: dict):
+    a, c, p = result["autoscaler"], result["cost"], result["pods"]
+    table = Table(box=None, pad_edge=False, header_style="bold", title=f"{result['scenario']} (seed {result['seed']}, "
+                  f"{result['duration_s'] / 3600:g} h)", title_justify="left")
+    for col, just in (("GROUP", "left"), ("UPS", "right"), ("DOWNS", "right"), ("CYCLES", "right"),
+                      ("NODE-H", "right"), ("BILLED-H", "right"), ("COST", "right")):
+        table.add_column(col, justify=just)
+    for g in a["groups"]:
+        table.add_row(g["name"], str(g["scale_ups"]), str(g["scale_downs"]), str(g["cycles"]), f"{g['node_hours']:.1f}",
+                      f"{g['billed_node_hours']:.1f}", f"{g['cost']:,.2f}")
+    table.add_row("[bold]total[/]", str(a["scale_ups"]), str(a["scale_downs"]), f"{a['cycles_per_day']:g}/day",
+                  f"{a['node_hours']:.1f}", f"{a['billed_node_hours']:.1f}", f"[bold]{c['total']:,.2f} {c['currency']}[/]")
+    return table
+
+
+def pods_table(result: dict):
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for col in ("CLASS", "PODS", "WAIT-MEAN", "WAIT-P95", "WAIT-P99", "DONE", "TIMED-OUT"):
+        table.add_column(col, justify="left" if col == "CLASS" else "right")
+    for name, x in result["pods"]["by_class"].items():
+        w = x["wait_seconds"]
+        table.add_row(name, str(x["pods"]), f"{w['mean']:.0f}s", f"{w['p95']:.0f}s", f"{w['p99']:.0f}s",
+                      str(x["completed"]), str(x["timed_out"]))
+    return table
+
+
+def print_run(con, result: dict) -> None:
+    con.print(run_table(result))
+    con.print()
+    con.print(pods_table(result))
+    pr, u = result["preemption"], result["utilization"]
+    con.print()
+    con.print(f"preemptions {pr['count']}, GPU-hours lost {pr['gpu_hours_lost']:.2f} "
+              f"(work {pr['work_gpu_hours_lost']:.2f} + restarts {pr['restart_gpu_hours']:.2f}); "
+              f"allocation {u['allocation_mean']:.1%}, effective utilization {u['effective']:.1%}")
+
+
+@simulate.command("run")
+@click.argument("scenario_file", required=False, metavar="SCENARIO")
+@click.option("--scenario", "scenario_name", metavar="NAME[/VARIANT]",
+              help="A built-in scenario (seed-flapping, seed-preemption), optionally with a variant.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Override any field by its dotted path, e.g. autoscaler.scale-down-delay-after-add=30m, seed=7.")
+@click.option("--plot", "plot_file", metavar="FILE.png", help="Timeline: nodes per group, pending pods, GPUs, cost.")
+@click.option("--events", "events_file", metavar="FILE.ndjson", help="Write every simulated event as NDJSON.")
+@click.option("--from-cluster", is_flag=True,
+              help="Start from the live cluster's nodes, node groups, running pods and cluster-autoscaler flags "
+                   "(implied by --demo / --snapshot).")
+@source_options
+@output_option()
+def run_cmd(scenario_file, scenario_name, sets, plot_file, events_file, from_cluster, source, output):
+    """Run one scenario in simulated time: arrivals, gangs, preemption, cluster-autoscaler, billing.
+
+    A scenario is a YAML file (docs/simulate.md) or a built-in NAME[/VARIANT]. The same scenario
+    and seed always give the same result, byte for byte.
+
+    \b
+    Examples:
+      kubegpu simulate run --scenario seed-flapping
+      kubegpu simulate run --scenario seed-flapping --set autoscaler.scale-down-delay-after-add=30m -o json
+      kubegpu simulate run --scenario seed-preemption/checkpoint-1h --plot timeline.png
+    """
+    from kubegpu.simulate.results import simulate as simulate_engine
+    from kubegpu.simulate.results import summarise
+    from kubegpu.simulate.scenario import load_scenario
+
+    base, running = None, None
+    if from_cluster or source.demo or source.snapshots:
+        from kubegpu.cli.options import load_state
+        from kubegpu.simulate.cluster_source import cluster_overrides
+
+        base, running = cluster_overrides(load_state(source))
+    scenario = load_scenario(_scenario_arg(scenario_file, scenario_name), list(sets), base=base)
+    engine = simulate_engine(scenario, record_events=bool(events_file), running=running)
+    result = summarise(engine)
+    outputs: list[tuple[str, bytes]] = []
+    if plot_file:
+        from kubegpu.simulate.plot import timeline_png
+        outputs.append((plot_file, timeline_png(engine)))
+    if events_file:
+        import msgspec
+        outputs.append((events_file, b"".join(msgspec.json.encode(x) + b"\n" for x in engine.log)))
+    for path, data in outputs:
+        write_atomic(path, data)
+    emit(result, output, lambda con: print_run(con, result))
+
+
+@simulate.command("sweep")
+@click.argument("scenario_file", required=False, metavar="SCENARIO")
+@click.option("--scenario", "scenario_name", metavar="NAME[/VARIANT]", help="A built-in scenario.")
+@click.option("--grid", "grid_file", required=True, metavar="GRID.yaml",
+              help="Maps --set keys (and seed) to lists of values; every combination runs for every seed.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Fixed overrides for every run.")
+@click.option("--out", "out_dir", metavar="DIR",
+              help="Write results.csv, results.json, comparison.png and the resume journal runs.ndjson here; "
+                   "running again with the same DIR resumes.")
+@click.option("--workers", type=click.IntRange(1, 256), default=2, show_default=True, help="Local processes.")
+@click.option("--address", metavar="tcp://HOST:PORT", help="Run on this dask distributed scheduler instead.")
+@output_option()
+def sweep_cmd(scenario_file, scenario_name, grid_file, sets, out_dir, workers, address, output):
+    """Run a scenario for every combination in GRID x seeds and compare them.
+
+    \b
+    GRID.yaml example:
+      autoscaler.scale-down-delay-after-add: [10m, 30m, 60m]
+      autoscaler.scale-down-unneeded-time: [10m, 40m]
+      seed: [1, 2, 3]
+    JSON: a list of {"params", "seed", "result"} (result = the `simulate run -o json` object).
+    """
+    from pathlib import Path
+
+    from kubegpu.simulate import sweep as sw
+
+    name = _scenario_arg(scenario_file, scenario_name)
+    combos, seeds = sw.load_grid(grid_file)
+    points = sw.plan(name, list(sets), combos, seeds)
+    folder = Path(out_dir) if out_dir else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+    run = lambda done: sw.execute(name, list(sets), points, folder=folder, workers=workers,  # noqa: E731
+                                  address=address, on_done=done)
+    if sys.stderr.isatty():
+        with Progress(console=console(stderr=True), transient=True) as progress:
+            bar = progress.add_task(f"sweep {name}", total=len(points))
+            rows = run(lambda: progress.advance(bar))
+    else:
+        rows = run(lambda: None)
+    if folder is not None:
+        import json as _json
+
+        write_atomic(folder / "results.csv", sw.results_csv(rows).encode())
+        write_atomic(folder / "results.json", (_json.dumps(rows, indent=2) + "\n").encode())
+        write_atomic(folder / "comparison.png", sw.comparison_png(rows, name))
+    emit(rows, output, lambda con: con.print(sweep_table(rows)))
+
+
+def sweep_table(rows: list[dict]):
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    keys = list(dict.fromkeys(k for r in rows for k in r["params"]))
+    for k in keys:
+        table.add_column(k.rsplit(".", 1)[-1].upper())
+    for col in ("SEED", "CYCLES/DAY", "COST", "WAIT-P95", "LOST-GPU-H"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        x = r["result"]
+        table.add_row(*(str(r["params"].get(k)) for k in keys), str(r["seed"]), f"{x['autoscaler']['cycles_per_day']:g}",
+                      f"{x['cost']['total']:,.2f}", f"{x['pods']['wait_seconds']['p95']:.0f}s",
+                      f"{x['preemption']['gpu_hours_lost']:.1f}")
+    return table
