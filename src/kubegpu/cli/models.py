@@ -73,3 +73,160 @@ def pull(cache_file, root, node, rate, kubeconfig, context, output):
                   + (f"; removed {', '.join(result.removed)}" if result.removed else ""))
 
     emit(result.as_dict(), output, table)
+
+
+def _human_bytes(n: float | None) -> str:
+    if n is None:
+        return "-"
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def _choose_cache(cache_file, model, source):
+    """The ModelCache to plan: --cache FILE, else the one (or --model) of the cluster source."""
+    from kubegpu.errors import UsageError
+    from kubegpu.models.spec import decode_cache, load_cache_file
+
+    if cache_file:
+        return load_cache_file(cache_file)
+    from kubegpu.cli.options import load_state
+
+    state = load_state(source)
+    from kubegpu.models.plan import caches_in_state
+
+    bodies = caches_in_state(state)
+    if not bodies and not (source.demo or source.snapshots):
+        from kubegpu.models.kube import KubeEdge
+
+        bodies = KubeEdge.connect(source.kubeconfig, source.context).list_caches()
+    if model:
+        bodies = [b for b in bodies if (b.get("metadata") or {}).get("name") == model]
+    if len(bodies) != 1:
+        names = sorted((b.get("metadata") or {}).get("name", "?") for b in bodies)
+        what = f"{len(bodies)} ModelCaches ({', '.join(names)})" if bodies else "no ModelCache"
+        raise UsageError(f"{what} in {source.describe()}" + (f" named {model!r}" if model else "")
+                         + ": pass --cache FILE" + (" or --model NAME" if len(bodies) > 1 else ""))
+    return decode_cache(bodies[0], where=source.describe())
+
+
+def _figures(figures_file, classes) -> dict[str, float]:
+    from kubegpu.audit.storage import parse_class_overrides
+    from kubegpu.errors import InputError
+
+    out: dict[str, float] = {}
+    if figures_file:
+        import json
+
+        try:
+            data = json.loads(open(figures_file).read())
+            out.update({str(k): float(v) for k, v in data["throughputs"].items()})
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+            raise InputError(f"not a `kubegpu models bench -o json` file: {err}", where=figures_file,
+                             field="throughputs") from None
+    out.update(parse_class_overrides(classes))
+    return out
+
+
+@models.command()
+@click.option("--cache", "cache_file", metavar="FILE", help="The ModelCache (default: the cluster's).")
+@click.option("--model", metavar="NAME", help="Which of the cluster's ModelCaches to plan.")
+@click.option("--class", "classes", multiple=True, metavar="PATH=THROUGHPUT",
+              help="Throughput of a storage path: nfs=200MB/s, local-nvme=3GB/s, object-store, peer. Repeatable.")
+@click.option("--figures", "figures_file", metavar="FILE", help="Throughputs measured by `kubegpu models bench -o json`.")
+@source_options
+@output_option()
+def plan(cache_file, model, classes, figures_file, source, output):
+    """Per target node: what it holds, what it needs, bytes to move, disk headroom, ETA; when the rollout may start.
+
+    Read-only. ETAs come from documented per-path throughputs (NFS 200 MB/s, local NVMe 3 GB/s,
+    object store 500 MB/s, peer copy 1.25 GB/s) or figures you measured (`--figures`, `--class`),
+    capped by the cache's bandwidth limits; nodes pull `spec.fanOut.maxNodesPulling` at a time.
+
+    \b
+    Examples:
+      kubegpu models plan --cache llama.yaml --snapshot cluster.json
+      kubegpu models plan --model llama -o json            # the live cluster's ModelCache
+      kubegpu models plan --cache llama.yaml --demo --class nfs=1GB/s
+    """
+    from kubegpu.cli.options import load_state
+    from kubegpu.models.plan import plan as make_plan
+
+    cache = _choose_cache(cache_file, model, source)
+    result = make_plan(cache, load_state(source), _figures(figures_file, classes))
+
+    def table(con):
+        from rich.table import Table
+
+        t = Table(box=None, pad_edge=False, header_style="bold")
+        for col in ("NODE", "STATE", "HOLDS", "TO MOVE", "START", "READY IN", "HEADROOM"):
+            t.add_column(col, justify="right" if col in ("TO MOVE", "START", "READY IN", "HEADROOM") else "left")
+        for n in result.nodes:
+            t.add_row(n.name, n.state, n.holds or "-", _human_bytes(n.bytes_needed), f"{n.start_seconds:g} s",
+                      f"{n.eta_seconds:g} s", _human_bytes(n.headroom_bytes))
+        con.print(f"{cache.ref} -> {result.version}: {_human_bytes(result.total_bytes)} to move from "
+                  f"{result.source_path} at {_human_bytes(result.rate_bytes_per_second)}/s per node, "
+                  f"{result.max_nodes_pulling} nodes at a time")
+        con.print(t)
+        ready = "never (see notes)" if result.ready_at_seconds is None else f"in {result.ready_at_seconds:g} s"
+        con.print(f"\nRollout may start {ready}: {result.required_nodes} of {result.copies['total']} nodes "
+                  f"verified (now {result.copies['available']}).")
+        for w in result.workloads:
+            con.print(f"{w.workload} on {w.version or '?'}: restarts {len(w.restarts)} pods"
+                      + (f" ({', '.join(w.restarts[:5])}{', ...' if len(w.restarts) > 5 else ''})" if w.restarts
+                         else ""))
+        for note in result.notes:
+            con.print(f"note: {note}")
+
+    emit(result, output, table)
+
+
+def _cluster_options(fn):
+    fn = click.option("--context", metavar="NAME", help="Kubeconfig context (default: current-context).")(fn)
+    fn = click.option("--kubeconfig", metavar="FILE",
+                      help="Kubeconfig (default: $KUBECONFIG, ~/.kube/config, else the in-cluster account).")(fn)
+    fn = click.option("--interval", default=30.0, show_default=True, metavar="SECONDS",
+                      help="Seconds between turns.")(fn)
+    return click.option("--once", is_flag=True, help="One turn, then exit (0: all good, 1: not yet / findings).")(fn)
+
+
+def _log(line: str) -> None:
+    click.echo(line, err=True)
+
+
+@models.command()
+@click.option("--node", envvar="NODE_NAME", required=True, metavar="NAME",
+              help="This node (default: $NODE_NAME, from the downward API).")
+@click.option("--root", metavar="DIR", help="Where the caches' spec.root is mounted in this container.")
+@_cluster_options
+def agent(node, root, once, interval, kubeconfig, context):
+    """The node agent (a DaemonSet): pull every ModelCache that targets this node, report, untaint.
+
+    Reports Pending|Downloading|Verified|Error with bytes done to the ModelCache status; at most
+    spec.fanOut.maxNodesPulling nodes download at once; removes the kubegpu.io/model-not-ready
+    taint once every cache targeting the node is verified here. RBAC: deploy/rbac/kubegpu-models-agent.yaml.
+    """
+    from kubegpu.models.agent import Agent, run
+    from kubegpu.models.kube import KubeEdge
+
+    sys.exit(run(Agent(KubeEdge.connect(kubeconfig, context), node, root, log=_log), once=once, interval=interval))
+
+
+@models.command()
+@click.option("--no-taint", is_flag=True, help="Do not taint target nodes that hold no copy yet.")
+@_cluster_options
+def controller(no_taint, once, interval, kubeconfig, context):
+    """The rollout gate (a Deployment): point gated workloads at a version only when the nodes hold it.
+
+    When the readiness rule holds (all target nodes, or spec.readiness.minNodes) for spec.version,
+    patches each gated Deployment/StatefulSet/LeaderWorkerSet (annotation or env var) so its normal
+    rolling update starts; reports replicas on mixed versions beyond spec.readiness.maxMixedSeconds;
+    taints target nodes without any copy with kubegpu.io/model-not-ready:NoSchedule.
+    RBAC: deploy/rbac/kubegpu-models-controller.yaml.
+    """
+    from kubegpu.models.controller import Controller, run
+    from kubegpu.models.kube import KubeEdge
+
+    edge = KubeEdge.connect(kubeconfig, context)
+    sys.exit(run(Controller(edge, taint_new_nodes=not no_taint, log=_log), once=once, interval=interval))

@@ -102,8 +102,11 @@ class Puller:
         cache, version = self.cache, self.cache.spec.version
         if store.current_version(self.root, cache.name) != version:
             store.switch_current(self.root, cache.name, version)
-        # with pods known, only what they use survives; offline, the version we replaced stays too
-        keep = {version} | (self.in_use if self.in_use is not None else ({previous} if previous else set()))
+        # with pods known, only what they use survives; offline (or a pod mounted `current`, which
+        # resolved to whichever version it was), the version we replaced stays too
+        keep = {version} | (self.in_use or set())
+        if previous and (self.in_use is None or "current" in self.in_use):
+            keep.add(previous)
         removed = store.collect_garbage(self.root, cache.name, keep)
         self._report(cache.total_bytes)
         return PullResult(cache.name, version, str(self.root), cache.total_bytes, self.fetched, previous,
