@@ -230,3 +230,32 @@ def controller(no_taint, once, interval, kubeconfig, context):
 
     edge = KubeEdge.connect(kubeconfig, context)
     sys.exit(run(Controller(edge, taint_new_nodes=not no_taint, log=_log), once=once, interval=interval))
+
+
+@models.command()
+@click.argument("folder", type=click.Path(exists=True, file_okay=False))
+@click.option("--name", required=True, help="The model (metadata.name).")
+@click.option("--version", "version", required=True, help="The revision name (spec.version).")
+@click.option("--url", help="HTTP(S) base URL the files are served under.")
+@click.option("--path", "shared_path", help="Shared folder the nodes mount, holding the files.")
+@output_option(default="yaml")
+def manifest(folder, name, version, url, shared_path, output):
+    """Write a ModelCache for the files of FOLDER: every file's path, size and sha256.
+
+    \b
+      kubegpu models manifest ./llama-3-8b --name llama-3-8b --version rev1 --url https://models/llama/rev1/
+    """
+    from kubegpu.errors import UsageError
+    from kubegpu.models.spec import API_VERSION, KIND, decode_cache
+    from kubegpu.models.store import sha256_of
+    from pathlib import Path
+
+    if bool(url) == bool(shared_path):
+        raise UsageError("give exactly one source: --url or --path")
+    base = Path(folder)
+    files = [{"path": p.relative_to(base).as_posix(), "size": p.stat().st_size, "sha256": sha256_of(p).hexdigest()}
+             for p in sorted(base.rglob("*")) if p.is_file()]
+    obj = {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": name},
+           "spec": {"version": version, "files": files, "source": {"url": url} if url else {"path": shared_path}}}
+    decode_cache(obj, where=folder)  # the same checks a reader applies
+    emit(obj, output)
