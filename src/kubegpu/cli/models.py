@@ -259,3 +259,34 @@ def manifest(folder, name, version, url, shared_path, output):
            "spec": {"version": version, "files": files, "source": {"url": url} if url else {"path": shared_path}}}
     decode_cache(obj, where=folder)  # the same checks a reader applies
     emit(obj, output)
+
+
+@models.command()
+@click.option("--root", required=True, type=click.Path(exists=True, file_okay=False), metavar="DIR",
+              help="A folder on the local disk the copies live on.")
+@click.option("--size", default="1Gi", show_default=True, metavar="SIZE", help="Bytes to write and read back.")
+@click.option("--cache", "cache_file", metavar="FILE", help="Also pull this ModelCache once (into a scratch "
+                                                            "folder, removed) to measure its source path.")
+@output_option()
+def bench(root, size, cache_file, output):
+    """Measure this node's local-disk and source throughput, for `kubegpu models plan --figures`.
+
+    \b
+      kubegpu models bench --root /mnt/nvme --size 2Gi --cache llama.yaml -o json > figures.json
+      kubegpu models plan --cache llama.yaml --figures figures.json
+    """
+    from pathlib import Path
+
+    from kubegpu.models.bench import measure
+    from kubegpu.models.spec import load_cache_file, quantity_bytes
+
+    cache = load_cache_file(cache_file) if cache_file else None
+    result = measure(Path(root), quantity_bytes(size, None, "--size") or 0, cache)
+
+    def table(con):
+        con.print(f"local disk {root}: write+fsync {_human_bytes(result['local_write_bytes_per_second'])}/s, "
+                  f"read {_human_bytes(result['local_read_bytes_per_second'])}/s (may be the page cache)")
+        for path, rate in result["throughputs"].items():
+            con.print(f"  {path}: {_human_bytes(rate)}/s")
+
+    emit(result, output, table)
