@@ -190,3 +190,13 @@ def test_throttle_sleeps_for_the_bandwidth_cap(tmp_path):
     with SourceServer(V1) as src:
         pull(cache("v1", V1, src.url), tmp_path, rate=100_000.0, sleep=sleeps.append)
     assert sum(sleeps) > 2.0  # ~300 kB at 100 kB/s, one second of burst allowed
+
+
+def test_s3_compatible_source_is_read_path_style(tmp_path):
+    with SourceServer(V1, prefix="/bucket-a/llama/rev1/") as src:
+        endpoint = src.url.split("/bucket-a/")[0]
+        c = decode_cache(cache_object("llama", "v1", V1, {"s3": {"endpoint": endpoint, "bucket": "bucket-a",
+                                                                 "prefix": "/llama/rev1/"}}, **FAST))
+        pull(c, tmp_path)
+        assert {p for p, _, _ in src.log} == set(V1)
+    assert_current(tmp_path, "v1", V1)

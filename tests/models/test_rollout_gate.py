@@ -178,3 +178,21 @@ def test_mixed_versions_beyond_bound_is_a_finding(cluster, tmp_path):
 
 
 
+
+
+def test_agent_and_controller_commands_once(cluster, tmp_path, run_kubegpu):
+    server, _ = cluster
+    kubeconfig = str(tmp_path / "kubeconfig")
+    with SourceServer(V1) as src:
+        roots = setup(server, tmp_path, src, min_nodes=1)
+        done = run_kubegpu("models", "controller", "--once", "--kubeconfig", kubeconfig)
+        assert done.returncode == 0, done.stderr
+        assert deployment_patches(server) == []
+        env = dict(os.environ, NODE_NAME="gpu-a")
+        done = run_kubegpu("models", "agent", "--once", "--root", str(roots["gpu-a"]), "--kubeconfig", kubeconfig,
+                           env=env)
+        assert done.returncode == 0, done.stderr
+        assert "llama" in done.stderr and "v2 verified" in done.stderr
+        done = run_kubegpu("models", "controller", "--once", "--kubeconfig", kubeconfig)
+        assert done.returncode == 0, done.stderr
+        assert len(deployment_patches(server)) == 1 and "patched Deployment/serving/llm" in done.stderr
