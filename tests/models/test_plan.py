@@ -151,3 +151,25 @@ def test_crd_schema_accepts_the_example_and_rejects_what_decoding_rejects():
             jsonschema.validate(bad, schema)
         with pytest.raises(InputError):
             decode_cache(bad)
+
+
+def test_plan_lists_the_pods_the_rollout_restarts():
+    ns = "serving"
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "llm", "namespace": ns},
+           "spec": {"replicas": 2, "template": {"metadata": {"annotations": {"model": "v1"}}}}}
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {
+        "name": "llm-abc", "namespace": ns, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                                                 "name": "llm", "uid": "u1", "controller": True}]}}
+
+    def pod(name, owner="llm-abc"):
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": name, "namespace": ns, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                                                "name": owner, "uid": "u2", "controller": True}]},
+                "spec": {"nodeName": "gpu-1", "containers": [{"name": "c"}]}, "status": {"phase": "Running"}}
+
+    cache = decode_cache(the_cache(workloads=[{"kind": "Deployment", "namespace": ns, "name": "llm",
+                                               "annotation": "model"}]))
+    result = plan(cache, state_of([gpu_node("gpu-1"), dep, rs, pod("llm-abc-1"), pod("llm-abc-2"),
+                                   pod("other-1", owner="other")]))
+    assert [(w.workload, w.version, w.restarts) for w in result.workloads] == [
+        ("Deployment/serving/llm", "v1", ["serving/llm-abc-1", "serving/llm-abc-2"])]
