@@ -200,3 +200,14 @@ def test_s3_compatible_source_is_read_path_style(tmp_path):
         pull(c, tmp_path)
         assert {p for p, _, _ in src.log} == set(V1)
     assert_current(tmp_path, "v1", V1)
+
+
+def test_changed_manifest_under_the_current_version_name_is_refused(tmp_path):
+    with SourceServer(V1) as src:
+        pull(cache("v1", V1, src.url), tmp_path)
+        src.files = dict(V2)
+        src.log.clear()
+        with pytest.raises(InputError, match="spec.version"):
+            pull(cache("v1", V2, src.url), tmp_path)
+        assert src.log == []
+    assert_current(tmp_path, "v1", V1)

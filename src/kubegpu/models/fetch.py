@@ -11,6 +11,7 @@ and resets are transient and retried by the caller.
 from __future__ import annotations
 
 import http.client
+import os
 import re
 import time
 from dataclasses import dataclass
@@ -85,8 +86,6 @@ def _open_path(cache: ModelCache, index: int, f: ModelFile, offset: int) -> Body
         raise PermanentError(f"{path} does not exist") from None
     except OSError as err:
         raise TransientError(f"{path}: {err.strerror or err}") from None
-    import os
-
     actual = os.fstat(fh.fileno()).st_size
     if actual != f.size:
         fh.close()

@@ -75,6 +75,9 @@ class Puller:
         previous = store.current_version(root, cache.name)
         if store.is_verified(final, cache):
             return self._switch(previous, switched=previous != version)
+        if final.exists() and (previous == version or version in (self.in_use or set())):
+            raise InputError(f"{final} is in use and was verified against a different manifest: give changed "
+                             "files a new version name", obj=cache.ref, field="spec.version")
         model = store.model_dir(root, cache.name)
         model.mkdir(parents=True, exist_ok=True)
         store.collect_garbage(root, cache.name, self._keep(version, previous))
