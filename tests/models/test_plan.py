@@ -173,3 +173,19 @@ def test_plan_lists_the_pods_the_rollout_restarts():
                                    pod("other-1", owner="other")]))
     assert [(w.workload, w.version, w.restarts) for w in result.workloads] == [
         ("Deployment/serving/llm", "v1", ["serving/llm-abc-1", "serving/llm-abc-2"])]
+
+
+def test_plan_reads_the_live_clusters_modelcache(apiserver, tmp_path, run_kubegpu):
+    from apiserver import models_routes
+
+    models_routes.install(apiserver)
+    body = the_cache()
+    body["status"] = {"nodes": {"gpu-1": {"state": "Verified", "version": "v2", "current": "v2"}}}
+    apiserver.add_all([gpu_node("gpu-1"), gpu_node("gpu-2"), body])
+    kubeconfig = apiserver.kubeconfig(tmp_path / "kc")
+    done = run_kubegpu("models", "plan", "--kubeconfig", str(kubeconfig), "--model", "llama", "-o", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert [(n["name"], n["state"], n["bytes_needed"]) for n in data["nodes"]] == [
+        ("gpu-1", "Verified", 0), ("gpu-2", "Pending", 14 * GB)]
+    assert all(r.method == "GET" for r in apiserver.paths())  # read-only
