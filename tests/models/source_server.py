@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import socket
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,7 +21,7 @@ import yaml
 
 
 class SourceServer:
-    def __init__(self, files: dict[str, bytes], prefix: str = "/models/") -> None:
+    def __init__(self, files: dict[str, bytes], prefix: str = "/models/", certs: Any = None) -> None:
         self.files = dict(files)
         self.prefix = prefix
         self.rate: float | None = None
@@ -34,6 +35,12 @@ class SourceServer:
         self.lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
+        self.scheme = "http"
+        if certs is not None:  # apiserver.certs.ServerCerts: a 127.0.0.1 certificate from a throwaway CA
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(certs.cert_file, certs.key_file)
+            self._httpd.socket = ctx.wrap_socket(self._httpd.socket, server_side=True)
+            self.scheme = "https"
 
     def __enter__(self) -> "SourceServer":
         threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
@@ -45,7 +52,7 @@ class SourceServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}{self.prefix}"
+        return f"{self.scheme}://127.0.0.1:{self._httpd.server_address[1]}{self.prefix}"
 
     def take(self, table: dict, path: str) -> Any:
         with self.lock:

@@ -148,3 +148,14 @@ def test_disk_full_on_small_tmpfs_refuses_and_cleans_up(tmp_path):
         assert not list((mnt / "llama").glob(".*staging*"))
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_https_source_verified_against_the_system_trust(tmp_path, server_certs, monkeypatch):
+    with SourceServer(V1, certs=server_certs) as src:
+        f = write_cache(tmp_path / "c.yaml", cache_object("llama", "v1", V1, {"url": src.url}, **FAST))
+        code, _, err = run("models", "pull", "--cache", str(f), "--root", str(tmp_path / "untrusted"))
+        assert code == 1 and "certificate" in err and "gave up" not in err  # never trusted, not retried
+        monkeypatch.setenv("SSL_CERT_FILE", str(server_certs.ca_file))  # the CA joins the trusted roots
+        code, _, err = run("models", "pull", "--cache", str(f), "--root", str(tmp_path / "root"))
+    assert code == 0, err
+    current_files_verify(tmp_path / "root", {"v1": V1})

@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.client
 import os
 import re
+import ssl
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,6 +117,9 @@ def _connect(url: str, offset: int, timeout: float) -> tuple[http.client.HTTPCon
     try:
         conn.request("GET", target, headers=headers)
         return conn, conn.getresponse()
+    except ssl.SSLCertVerificationError as err:  # retrying will not make an untrusted certificate trusted
+        conn.close()
+        raise PermanentError(f"{url}: {err.verify_message or err}") from None
     except (OSError, http.client.HTTPException) as err:
         conn.close()
         raise TransientError(f"{url}: {err}") from None
