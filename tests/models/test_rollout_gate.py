@@ -196,3 +196,21 @@ def test_agent_and_controller_commands_once(cluster, tmp_path, run_kubegpu):
         done = run_kubegpu("models", "controller", "--once", "--kubeconfig", kubeconfig)
         assert done.returncode == 0, done.stderr
         assert len(deployment_patches(server)) == 1 and "patched Deployment/serving/llm" in done.stderr
+
+
+def test_agent_removes_an_old_version_when_its_last_pod_is_gone(cluster, tmp_path):
+    server, edge = cluster
+    with SourceServer(V1) as src:
+        roots = setup(server, tmp_path, src, node_names=("gpu-a",))
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "llm-1", "namespace": "serving",
+                                                               "annotations": {ANNOTATION: "v1"}},
+               "spec": {"nodeName": "gpu-a", "containers": [{"name": "server"}]}, "status": {"phase": "Running"}}
+        key = server.add(pod)
+        agent = Agent(edge, "gpu-a", str(roots["gpu-a"]), log=lambda _: None)
+        assert agent.turn() == {"llama": "Verified"}
+        assert store.versions_on_disk(roots["gpu-a"], "llama") == ["v1", "v2"]  # llm-1 still serves v1
+        agent.turn()
+        assert store.versions_on_disk(roots["gpu-a"], "llama") == ["v1", "v2"]
+        del server.store[key]  # the rolling update replaced it
+        agent.turn()
+    assert store.versions_on_disk(roots["gpu-a"], "llama") == ["v2"]

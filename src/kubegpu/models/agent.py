@@ -100,6 +100,7 @@ class Agent:
             if mine.get("state") != "Verified" or mine.get("current") != cache.spec.version:
                 self.report(cache, self._entry(cache, "Verified", bytesDone=cache.total_bytes, error=None))
                 self._annotate(cache)
+            self._collect(cache, root)
             return "Verified"
         now = datetime.now(timezone.utc)
         if slots_taken(cache, status_nodes, self.node, now) >= cache.spec.fan_out.max_nodes_pulling:
@@ -127,6 +128,15 @@ class Agent:
         self.report(cache, self._entry(cache, "Verified", bytesDone=cache.total_bytes, error=None))
         self._annotate(cache)
         return "Verified"
+
+    def _collect(self, cache: ModelCache, root: Path) -> None:
+        """Remove old versions once the last pod of this node that used them is gone."""
+        in_use = self.edge.versions_in_use(cache, self.node)
+        if "current" in in_use:  # a pod mounted the pointer: which version it resolved to is unknown
+            return
+        removed = store.collect_garbage(root, cache.name, {cache.spec.version} | in_use)
+        if removed:
+            self.log(f"{cache.ref} on {self.node}: removed {', '.join(removed)} (no pod uses them)")
 
     def _annotate(self, cache: ModelCache) -> None:
         self.edge.patch_node(self.node, {"metadata": {"annotations": {
