@@ -50,7 +50,10 @@ def shared_model_volume(ctx: AuditContext) -> Iterator[Hit]:
         if len(owners) >= minimum:
             by_owner = Counter(owners)
             parts = ", ".join(f"{o}: {n}" for o, n in by_owner.most_common(5))
-            yield Hit(object=ref, message=f"{len(owners)} pods read one {backends[ref].driver} volume ({parts})")
+            from kubegpu.audit.checks.model_cache import models_plan_remediation
+
+            yield Hit(object=ref, message=f"{len(owners)} pods read one {backends[ref].driver} volume ({parts})",
+                      remediation=models_plan_remediation(len(owners)))
 
 
 def failed_mount_timeouts(ctx: AuditContext) -> Iterator[Hit]:

@@ -1,0 +1,106 @@
+"""The API edge of the agent and the controller: lightkube, generic resources for the CRDs, merge patches.
+
+Every write is a JSON merge patch (RFC 7386); those computed from an object we read carry its
+resourceVersion, so a concurrent change answers 409 and the loop retries on its next turn
+instead of overwriting. Objects cross this edge as plain dicts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubegpu.errors import SourceError
+from kubegpu.models.spec import GROUP, KIND, PLURAL, VERSION, ModelCache
+
+LWS = ("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", "leaderworkersets")
+
+
+class Conflict(Exception):
+    """The object changed since we read it (409); try again on the next turn."""
+
+
+def _as_dict(obj: Any) -> dict:
+    return obj.to_dict() if hasattr(obj, "to_dict") else dict(obj)
+
+
+class KubeEdge:
+    def __init__(self, client: Any) -> None:
+        from lightkube.generic_resource import create_global_resource, create_namespaced_resource
+        from lightkube.resources.apps_v1 import Deployment, StatefulSet
+        from lightkube.resources.core_v1 import Node, Pod
+
+        self.client = client
+        self.ModelCache = create_global_resource(GROUP, VERSION, KIND, PLURAL)
+        self.kinds = {"Deployment": Deployment, "StatefulSet": StatefulSet,
+                      "LeaderWorkerSet": create_namespaced_resource(*LWS)}
+        self.Node, self.Pod = Node, Pod
+
+    @classmethod
+    def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> "KubeEdge":
+        from kubegpu.sources.kubeconfig import lightkube_client
+
+        return cls(lightkube_client(kubeconfig, context))
+
+    def _call(self, what: str, fn, *args, **kwargs):
+        from lightkube.core.exceptions import ApiError
+
+        try:
+            return fn(*args, **kwargs)
+        except ApiError as err:
+            if err.status.code == 409:
+                raise Conflict(f"{what}: {err.status.message}") from None
+            raise SourceError(f"{what}: {err.status.code} {err.status.message}") from None
+        except OSError as err:
+            raise SourceError(f"{what}: {err}") from None
+
+    # -- reads ----------------------------------------------------------------------------------------
+    def list_caches(self) -> list[dict]:
+        return [_as_dict(o) for o in self._call("list modelcaches", lambda: list(self.client.list(self.ModelCache)))]
+
+    def get_cache(self, name: str) -> dict:
+        return _as_dict(self._call(f"get modelcache {name}", self.client.get, self.ModelCache, name))
+
+    def list_nodes(self) -> list[dict]:
+        return [_as_dict(n) for n in self._call("list nodes", lambda: list(self.client.list(self.Node)))]
+
+    def get_node(self, name: str) -> dict:
+        return _as_dict(self._call(f"get node {name}", self.client.get, self.Node, name))
+
+    def pods_on_node(self, node: str) -> list[dict]:
+        return [_as_dict(p) for p in self._call(
+            f"list pods on {node}", lambda: list(self.client.list(self.Pod, namespace="*",
+                                                                   fields={"spec.nodeName": node})))]
+
+    def get_workload(self, kind: str, namespace: str, name: str) -> dict | None:
+        from lightkube.core.exceptions import ApiError
+
+        try:
+            return _as_dict(self.client.get(self.kinds[kind], name, namespace=namespace))
+        except ApiError as err:
+            if err.status.code == 404:
+                return None
+            raise SourceError(f"get {kind} {namespace}/{name}: {err.status.code} {err.status.message}") from None
+
+    def versions_in_use(self, cache: ModelCache, node: str) -> set[str]:
+        from kubegpu.models.rollout import versions_used_by_pods
+
+        return versions_used_by_pods(cache, self.pods_on_node(node))
+
+    # -- writes (merge patches) ------------------------------------------------------------------------
+    def _patch(self, what: str, res, name: str, patch: dict, namespace: str | None = None) -> dict:
+        from lightkube.types import PatchType
+
+        return _as_dict(self._call(what, self.client.patch, res, name, patch, namespace=namespace,
+                                   patch_type=PatchType.MERGE))
+
+    def patch_cache_status(self, name: str, status: dict, resource_version: str | None = None) -> dict:
+        body: dict[str, Any] = {"status": status}
+        if resource_version:
+            body["metadata"] = {"resourceVersion": resource_version}
+        return self._patch(f"patch modelcache {name} status", self.ModelCache.Status, name, body)
+
+    def patch_node(self, name: str, patch: dict) -> dict:
+        return self._patch(f"patch node {name}", self.Node, name, patch)
+
+    def patch_workload(self, kind: str, namespace: str, name: str, patch: dict) -> dict:
+        return self._patch(f"patch {kind} {namespace}/{name}", self.kinds[kind], name, patch, namespace)
