@@ -10,6 +10,7 @@ from rich.text import Text
 
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import dump_json, emit
+from kubegpu.cli.scope import namespace_scope
 
 STYLES = {"error": "bold red", "warn": "yellow", "info": "cyan"}
 
@@ -49,8 +50,9 @@ def _table(report, wide: bool):
             if f.pitfall != pitfall:
                 pitfall = f.pitfall
                 con.print(Text(f"\nPitfall {pitfall}: {PITFALLS[pitfall]}", style="bold"))
+            scope = " (cluster-scoped)" if report.namespace and f.scope == "cluster" else ""
             con.print(Text.assemble(("  " + f.severity.upper().ljust(5), STYLES[f.severity]), f" {f.id:<8} ",
-                                    (f.object, "bold"), f"  {f.message}"))
+                                    (f.object, "bold"), scope, f"  {f.message}"))
             if wide:
                 con.print(f"           fix: {f.remediation}")
                 for e in f.evidence:
@@ -80,7 +82,9 @@ def _table(report, wide: bool):
 def audit(source, output, config_path, fail_on, checks, list_checks):
     """Check the cluster for the ten GPU-cluster pitfalls, with the fix for each finding.
 
-    Findings are grouped by pitfall, worst first. Suppress one object's finding with the
+    Findings are grouped by pitfall, worst first. With -n NS the checks still read the whole
+    cluster, and the report keeps findings about objects of NS plus cluster-scoped findings (nodes,
+    StorageClasses, PriorityClasses, the cluster as a whole), marked "cluster-scoped". Suppress one object's finding with the
     annotation `kubegpu.io/ignore: KG-101,KG-202`, or in --config (`exclude:` by kind /
     namespace / name regex); override severities there too. See docs/audit-checks.md.
 
@@ -101,7 +105,8 @@ def audit(source, output, config_path, fail_on, checks, list_checks):
     if list_checks:
         _list_checks(output, selected)
         return
-    report = run_audit(load_state(source), config, checks=only)
+    state = load_state(source)
+    report = run_audit(state, config, checks=only, scope=namespace_scope(source, state))
     threshold = Severity.parse(fail_on) if fail_on else None
     if output == "sarif":
         from kubegpu.audit.sarif import to_sarif
