@@ -69,7 +69,7 @@ def _print_tables(con, data: dict) -> None:
         rows = [[p["pod"] + (f"\n{p['gang']}" if p.get("gang") else ""), p["reason"], p["first_remedy"] or "-"]
                 for p in pending]
         show(con, [Col("POD", wrap=True), Col("KUBE-SCHEDULER SAYS", wrap=True), Col("FIRST REMEDY", wrap=True)],
-             rows, wide=wide)
+             rows, wide=wide, records_when_narrow=True)
     plan = s.get("defrag")
     if plan:
         con.print(f"\n[bold]Defrag preview[/] (not applied)  {plan.get('message', '')}")
@@ -93,7 +93,7 @@ def _print_tables(con, data: dict) -> None:
                          f"{items[0]['object']}: {items[0]['message']}"])
         if rows:
             show(con, [Col("PITFALL", right=True), Col("WORST"), Col("FINDINGS", right=True),
-                       Col("EXAMPLE", wrap=True)], rows, wide=wide)
+                       Col("EXAMPLE", wrap=True)], rows, wide=wide, records_when_narrow=True)
         con.print("  details: kubegpu audit -o wide")
 
 
