@@ -19,7 +19,7 @@ td,th{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;vertical-ali
 .error{color:#cf222e;font-weight:600} .warn{color:#9a6700;font-weight:600} .info{color:#57606a}
 .kpi{display:inline-block;margin-right:2rem} .kpi b{font-size:1.4rem;display:block}
 .note{background:#fff8c5;padding:.4rem .6rem;border:1px solid #d4a72c;display:inline-block}
-h3{font-size:1rem;margin:1.2rem 0 .3rem} code{background:#f6f8fa;padding:0 .2rem;font-size:.85em}
+.nowrap{white-space:nowrap} h3{font-size:1rem;margin:1.2rem 0 .3rem} code{background:#f6f8fa;padding:0 .2rem;font-size:.85em}
 """
 
 
@@ -27,10 +27,16 @@ def _e(value: Any) -> str:
     return html.escape(str(value))
 
 
-def _table(headers: list[str], rows: list[list[Any]], raw_cols: tuple[int, ...] = ()) -> str:
+def _table(headers: list[str], rows: list[list[Any]], raw_cols: tuple[int, ...] = (),
+           nowrap_cols: tuple[int, ...] = ()) -> str:
+    """An HTML table; `raw_cols` hold HTML already, `nowrap_cols` are never broken (IDs, names)."""
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{c if i in raw_cols else _e(c)}</td>" for i, c in enumerate(r))
-                   + "</tr>" for r in rows)
+
+    def cell(i: int, c: Any) -> str:
+        attr = " class='nowrap'" if i in nowrap_cols else ""
+        return f"<td{attr}>{c if i in raw_cols else _e(c)}</td>"
+
+    body = "".join("<tr>" + "".join(cell(i, c) for i, c in enumerate(r)) + "</tr>" for r in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
@@ -57,7 +63,7 @@ def _audit(audit: dict[str, Any]) -> str:
         rows = [[f"<span class='{_e(f['severity'])}'>{_e(f['severity'])}</span>", _e(f["id"]), _e(f["object"]),
                  _code(f["message"]), _code(f["remediation"])] for f in items]
         parts.append(_table(["severity", "check", "object", "finding", "remediation"], rows,
-                            raw_cols=(0, 1, 2, 3, 4)))
+                            raw_cols=(0, 1, 2, 3, 4), nowrap_cols=(0, 1)))
     return "".join(parts)
 
 
@@ -75,7 +81,8 @@ def render_html(report: DoctorReport, data: dict[str, Any], gpu_map_png: bytes |
                      + _kpi("free", t["gpus"]["free"]) + _kpi("allocation", f"{t['allocation_ratio']:.1%}"))
         rows = [[n["name"], n["pool"], n["gpu_model"] or "-", n["gpus"]["total"], n["gpus"]["allocated"],
                  n["gpus"]["free"], n["pods"]] for n in status["nodes"] if n["gpus"]["total"]]
-        parts.append(_table(["node", "pool", "GPU model", "GPUs", "allocated", "free", "pods"], rows))
+        parts.append(_table(["node", "pool", "GPU model", "GPUs", "allocated", "free", "pods"], rows,
+                            nowrap_cols=(0, 2)))
     frag = sections.get("fragmentation")
     if frag:
         s = frag["stranded_for_demand"]
@@ -113,7 +120,8 @@ def render_html(report: DoctorReport, data: dict[str, Any], gpu_map_png: bytes |
                      f"<p>{_e(plan.get('message', ''))}</p>")
         if plan.get("moves"):
             parts.append(_table(["pod", "from", "to", "GPU-hours lost"],
-                                [[m["pod"], m["from"], m["to"], f"{m['gpu_hours']:.2f}"] for m in plan["moves"]]))
+                                [[m["pod"], m["from"], m["to"], f"{m['gpu_hours']:.2f}"] for m in plan["moves"]],
+                                nowrap_cols=(0, 1, 2)))
         if plan.get("command"):
             parts.append(f"<p>Plan it in full: <code>{_e(plan['command'])}</code></p>")
     audit = sections.get("audit")
