@@ -22,6 +22,7 @@ from kubegpu.audit.context import AuditContext
 from kubegpu.audit.findings import Hit, Patch
 from kubegpu.model.kinds import ConfigMap, Pod
 from kubegpu.scheduling.gang import find_gangs
+from kubegpu.model.text import counted
 
 DEFAULT_SCHEDULER = "default-scheduler"
 # gang system -> the schedulerName its scheduler serves by default, and image substrings of that scheduler
@@ -115,7 +116,7 @@ def unenforced_gangs(ctx: AuditContext) -> Iterator[Hit]:
                           content=yaml.safe_dump({"spec": {"template": {"spec": {"schedulerName": wanted}}}},
                                                  sort_keys=False))
         yield Hit(object=obj,
-                  message=f"gang {gang.key} ({gang.system}, {len(gang.members)} pod(s), minMember "
+                  message=f"gang {gang.key} ({gang.system}, {counted(len(gang.members), 'pod')}, minMember "
                           f"{gang.min_member}) is not enforced: its pods use schedulerName {', '.join(names)} "
                           f"and {why}, so they are placed one by one",
                   evidence=(f"gang schedulers running (schedulerName: gang systems): {runs}",
