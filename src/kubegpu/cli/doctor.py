@@ -7,10 +7,10 @@ import sys
 import click
 
 from kubegpu.cli.columns import Col, show
-from kubegpu.cli.frag import plural
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import dump_json, dump_yaml, emit, to_plain, write_atomic
 from kubegpu.cli.scope import namespace_scope
+from kubegpu.model.text import counted
 
 _SEVERITY_STYLE = {"error": "bold red", "warn": "yellow", "info": "dim"}
 _ORDER = {"error": 0, "warn": 1, "info": 2}
@@ -20,9 +20,9 @@ def fragmentation_lines(f: dict) -> list[str]:
     """The fragmentation section: the demand-weighted headline first, the FGD rate last."""
     s, g = f["stranded_for_demand"], f["gpus"]
     shares = ", ".join(f"{k}-GPU {v:.0%}" for k, v in f["demand"]["gpu_share_by_size"].items())
-    largest = plural(s["largest_fit"], "GPU") if s["largest_fit"] else "none"
+    largest = counted(s["largest_fit"], "GPU") if s["largest_fit"] else "none"
     return [
-        f"  stranded for demand  {s['gpus']:.2f} of {plural(g['free'], 'free GPU')} ({s['rate']:.0%}) unusable "
+        f"  stranded for demand  {s['gpus']:.2f} of {counted(g['free'], 'free GPU')} ({s['rate']:.0%}) unusable "
         f"by the cluster's GPU pods (requested GPUs by pod size: {shares})",
         f"  largest pod that fits {largest}",
         "  pods that fit now    " + ", ".join(f"{k}-GPU: {v}" for k, v in f["fits_by_size"].items()),

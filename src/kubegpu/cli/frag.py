@@ -11,11 +11,7 @@ from kubegpu.cli.scope import namespace_scope
 from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, cluster_placement
 from kubegpu.fragmentation.report import FragReport, frag_report
 from kubegpu.fragmentation.shapes import load_mix
-
-
-def plural(n: int | float, word: str) -> str:
-    """'1 GPU', '2 GPUs', '0.5 GPUs'."""
-    return f"{n:g} {word}" if n == 1 else f"{n:g} {word}s"
+from kubegpu.model.text import counted
 
 
 def demand_text(report: FragReport) -> str:
@@ -24,6 +20,8 @@ def demand_text(report: FragReport) -> str:
     shares = ", ".join(f"{k}-GPU {v:.0%}" for k, v in d.gpu_share_by_size.items())
     if d.source.startswith("file:"):
         whose = f"the mix in {d.source[5:]}"
+    elif d.source == "default":
+        whose = "1, 2, 4 and 8-GPU pods alike (no GPU pods to learn the demand from)"
     elif d.namespace:
         whose = f"the GPU pods of namespace {d.namespace}"
     else:
@@ -36,10 +34,10 @@ def headline_lines(report: FragReport) -> list[str]:
     g, s = report.gpus, report.stranded_for_demand
     fits = ", ".join(f"{k}-GPU: {v}" for k, v in report.fits_by_size.items())
     stranded = ", ".join(f"{k}-GPU: {v:g}" for k, v in report.stranded_by_size.items())
-    largest = plural(s.largest_fit, "GPU") if s.largest_fit else "none (no entirely free GPU)"
+    largest = counted(s.largest_fit, "GPU") if s.largest_fit else "none (no entirely free GPU)"
     return [
         f"{g.total} GPUs, {g.allocated:g} allocated ({report.allocation_ratio:.1%}), {g.free:g} free",
-        f"stranded for demand  {s.gpus:.2f} of {plural(g.free, 'free GPU')} ({s.rate:.0%}) cannot be used by "
+        f"stranded for demand  {s.gpus:.2f} of {counted(g.free, 'free GPU')} ({s.rate:.0%}) cannot be used by "
         f"{demand_text(report)}",
         f"largest pod that fits {largest}",
         f"pods that fit now    {fits}",

@@ -8,6 +8,7 @@ from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import emit
 from kubegpu.cli.scope import namespace_scope
+from kubegpu.model.text import counted
 from kubegpu.status import StatusReport, cluster_status
 
 
@@ -16,7 +17,7 @@ def status_columns(report: StatusReport, *, wide: bool) -> list[Col]:
     cols = [Col("NODE"), Col("POOL", drop=2), Col("GPU MODEL", drop=3), Col("GPUS", right=True),
             Col("ALLOC", right=True), Col("FREE", right=True)]
     if scoped:
-        cols.append(Col(f"IN {report.namespace}".upper(), right=True))
+        cols.append(Col("NS GPUS", right=True))
     cols += [Col("SHARING", drop=4), Col("PODS", right=True, drop=1), Col("STATUS", drop=5)]
     if wide:
         cols += [Col("CPU ALLOC/TOTAL", right=True), Col("MEM GiB ALLOC/TOTAL", right=True),
@@ -73,12 +74,12 @@ def status(source, output, gpu_only):
     def table(con):
         show(con, status_columns(report, wide=wide), status_rows(report, wide=wide, gpu_only=gpu_only), wide=wide)
         t = report.totals
-        con.print(f"\n{t.nodes} nodes, {t.gpu_nodes} with GPUs: {t.gpus.total} GPUs, "
+        con.print(f"\n{counted(t.nodes, 'node')}, {t.gpu_nodes} with GPUs: {counted(t.gpus.total, 'GPU')}, "
                   f"{t.gpus.allocated} allocated ({t.allocation_ratio:.1%}), {t.gpus.free} free", soft_wrap=True)
         if report.namespace is not None:
             held = sum(r.namespace_gpus for r in report.nodes)
             pods = sum(r.pods for r in report.nodes)
-            con.print(f"namespace {report.namespace}: {pods} running pod{'s' if pods != 1 else ''} on nodes, "
-                      f"{held} GPU{'s' if held != 1 else ''}", soft_wrap=True)
+            con.print(f"namespace {report.namespace} (NS GPUS): {counted(pods, 'pod')} bound to nodes, holding "
+                      f"{counted(held, 'GPU')}", soft_wrap=True)
 
     emit(report, output, table)

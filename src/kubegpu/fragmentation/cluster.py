@@ -56,5 +56,7 @@ def cluster_frag_report(cluster: ClusterState, mix: ShapeMix | None = None, *, t
     if mix is not None:
         return frag_report(cluster_placement(cluster, table), mix, source="mix", namespace=scope.namespace)
     tasks = cluster_tasks(cluster, scope)
+    has_gpu_pods = any(t.num_gpu > 0 for t in tasks)
     return frag_report(cluster_placement(cluster, table), mix_from_tasks(tasks) if tasks else WHOLE_GPU_SIZES_MIX,
-                       namespace=scope.namespace, demand=demand_sizes(tasks))
+                       source="pods" if has_gpu_pods else "default", namespace=scope.namespace,
+                       demand=demand_sizes(tasks))

@@ -45,7 +45,8 @@ class FragAmount(msgspec.Struct, frozen=True):
 class Demand(msgspec.Struct, frozen=True):
     """The GPU demand the headline numbers are measured against."""
 
-    source: str                      # "pods" (non-terminal pods of the scope) or "file:PATH"
+    source: str  # "pods" (non-terminal pods of the scope), "file:PATH", "mix", or "default" (no GPU pods:
+    #              1, 2, 4 and 8-GPU pods alike)
     namespace: str | None            # the -n scope of the pods (None: all namespaces)
     shapes: int                      # task shapes of the FGD mix (CPU-only included)
     gpu_share_by_size: dict[str, float]  # k -> share of requested GPUs that come in k-GPU pods
