@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from kubegpu.cli.options import load_state, output_option, source_options
@@ -27,13 +26,12 @@ def _list_checks(output: str, selected) -> None:
         return
 
     def table(con):
-        t = Table(box=None, pad_edge=False, header_style="bold")
-        for col in ("ID", "PITFALL", "SEVERITY", "TITLE"):
-            t.add_column(col)
-        for c in CATALOG:
-            if c.id in selected:
-                t.add_row(c.id, str(c.pitfall), Text(c.severity, style=STYLES[c.severity]), c.title)
-        con.print(t)
+        from kubegpu.cli.columns import Col, show
+
+        rows = [[c.id, str(c.pitfall), f"[{STYLES[c.severity]}]{c.severity}[/]", c.title]
+                for c in CATALOG if c.id in selected]
+        show(con, [Col("ID"), Col("PITFALL", right=True), Col("SEVERITY"), Col("TITLE", wrap=True)], rows,
+             wide=output == "wide")
 
     emit(None, "table", table)
 
