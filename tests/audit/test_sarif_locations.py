@@ -110,3 +110,24 @@ def test_schema_rejects_a_region_without_a_valid_start_line():
     log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] = 0
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft7Validator(SCHEMA).validate(log)
+
+
+def test_live_sarif_uses_the_context_in_its_uris(apiserver, tmp_path):
+    objects = [d for d in yaml.safe_load_all(FIXTURE.read_text()) if d]
+    apiserver.add_all(objects)
+    kubeconfig = apiserver.kubeconfig(tmp_path / "kc", context="prod-east")
+    log = sarif("--kubeconfig", str(kubeconfig))
+    jsonschema.Draft7Validator(SCHEMA).validate(log)
+    assert github_problems(log, displayable=False) == []
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
+    assert uris and all(u.startswith("k8s://prod-east/") for u in uris)
+    assert "k8s://prod-east/Pod/inference/chat-1" in uris
+
+
+def test_stdin_snapshot_gets_k8s_uris():
+    r = subprocess.run([sys.executable, "-m", "kubegpu.cli.main", "audit", "--snapshot", "-", "-o", "sarif"],
+                       input=FIXTURE.read_text(), capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    uris = {res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for res in json.loads(r.stdout)["runs"][0]["results"]}
+    assert uris and all(u.startswith("k8s://") for u in uris)
