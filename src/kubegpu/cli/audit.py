@@ -43,22 +43,33 @@ def _table(report, wide: bool):
         if not report.findings:
             con.print(f"No findings. Score {report.score}/100 ({len(report.checks_run)} checks).")
             return
-        pitfall = None
+        from rich.table import Table
+
+        from kubegpu.cli.columns import print_table, table_width
+
+        width = table_width(con, True) if not con.is_terminal else con.width
+        groups: dict[int, list] = {}
         for f in report.findings:
-            if f.pitfall != pitfall:
-                pitfall = f.pitfall
-                con.print(Text(f"\nPitfall {pitfall}: {PITFALLS[pitfall]}", style="bold"))
-            scope = " (cluster-scoped)" if report.namespace and f.scope == "cluster" else ""
-            con.print(Text.assemble(("  " + f.severity.upper().ljust(5), STYLES[f.severity]), f" {f.id:<8} ",
-                                    (f.object, "bold"), scope, f"  {f.message}"))
-            if wide:
-                con.print(f"           fix: {f.remediation}")
-                for e in f.evidence:
-                    con.print(f"           {e}")
-                if f.patch is not None:
-                    con.print(f"           patch ({f.patch.kind}{' ' + f.patch.target if f.patch.target else ''}):")
-                    for line in f.patch.content.rstrip().splitlines():
-                        con.print(f"             {line}", markup=False, highlight=False)
+            groups.setdefault(f.pitfall, []).append(f)
+        for pitfall, findings in groups.items():
+            con.print(Text(f"\nPitfall {pitfall}: {PITFALLS[pitfall]}", style="bold"))
+            # severity and ID stay in their columns; the finding wraps under itself (hanging indent)
+            grid = Table.grid(padding=(0, 1))
+            grid.add_column(no_wrap=True, min_width=7)
+            grid.add_column(no_wrap=True, min_width=8)
+            grid.add_column(overflow="fold")
+            for f in findings:
+                scope = " (cluster-scoped)" if report.namespace and f.scope == "cluster" else ""
+                lines = [Text.assemble((f.object, "bold"), scope, f"  {f.message}")]
+                if wide:
+                    lines.append(Text(f"fix: {f.remediation}"))
+                    lines += [Text(e) for e in f.evidence]
+                    if f.patch is not None:
+                        target = f" {f.patch.target}" if f.patch.target else ""
+                        lines.append(Text(f"patch ({f.patch.kind}{target}):"))
+                        lines += [Text("  " + line) for line in f.patch.content.rstrip().splitlines()]
+                grid.add_row(Text("  " + f.severity.upper(), STYLES[f.severity]), f.id, Text("\n").join(lines))
+            print_table(con, grid, width)
         s = report.summary
         con.print(f"\n{s['error']} error, {s['warn']} warn, {s['info']} info"
                   + (f", {report.suppressed} suppressed" if report.suppressed else "")
