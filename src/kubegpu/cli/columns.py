@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 from rich.console import Console
@@ -27,11 +28,13 @@ class Col:
     wrap: bool = False  # free text that may wrap at spaces (never inside a word)
 
 
+@lru_cache(maxsize=1 << 16)
 def _width(cell: str, words: bool) -> int:
-    text = Text.from_markup(cell)
+    """Printed width of a cell (markup removed): its longest line, or its longest word."""
+    plain = Text.from_markup(cell).plain if "[" in cell else cell
     if not words:
-        return max((len(line) for line in text.plain.splitlines()), default=0)
-    return max((len(w) for w in text.plain.split()), default=0)
+        return max((len(line) for line in plain.splitlines()), default=0)
+    return max((len(w) for w in plain.split()), default=0)
 
 
 def min_width(col: Col, cells: Sequence[str]) -> int:
