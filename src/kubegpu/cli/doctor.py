@@ -83,8 +83,8 @@ def _print_tables(con, data: dict) -> None:
         for finding in audit["findings"]:
             by_pitfall.setdefault(finding["pitfall"], []).append(finding)
         counts = audit.get("summary", {})
-        con.print(f"\n[bold]Audit[/]  score {audit['score']}/100  "
-                  + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
+        counted_levels = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+        con.print(f"\n[bold]Audit[/]  score {audit['score']}/100" + (f"  {counted_levels}" if counted_levels else ""))
         rows = []
         for pitfall in sorted(by_pitfall):
             items = sorted(by_pitfall[pitfall], key=lambda x: _ORDER.get(x["severity"], 3))
