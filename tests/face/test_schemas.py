@@ -70,3 +70,8 @@ def test_simulate_inflation_json_matches_its_schema():
                                            "--nodes", str(SHARED_TRACE / "openb_node_list_gpu_node.csv"),
                                            "--pods", str(SHARED_TRACE / "openb_pod_list_default.csv"),
                                            "--policy", "fgd", "--seeds", "1"))
+
+
+@pytest.mark.parametrize("command", ["status", "frag", "audit", "doctor"])
+def test_namespaced_json_matches_the_same_schema(command):
+    validate(command, json_of(command, "--demo", "-n", "ml-research"))
