@@ -80,3 +80,11 @@ def test_gpu_map_png_is_not_blank_and_legend_lists_only_present_entries(variant)
     assert len(labels) == len(set(labels))
     ticks = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert ticks == [n.name for n in gmap.nodes]
+
+
+def test_a_large_map_says_how_many_nodes_it_shows():
+    _, _, gmap = demo_map("pitfalls")
+    fig = gpu_map_figure(gmap, max_nodes=4)
+    title = fig.axes[0].get_title()
+    assert "10 GPU nodes (4 with the most stranded GPU shown)" in title
+    assert len(fig.axes[0].get_yticklabels()) == 4

@@ -77,7 +77,8 @@ def gpu_map_figure(gmap: GpuMap, *, max_nodes: int = 400):
     ax.tick_params(length=0)
     for side in ("top", "right", "bottom", "left"):
         ax.spines[side].set_visible(False)
-    ax.set_title(f"GPU map: {len(gmap.nodes)} GPU nodes, {gmap.free_gpus:g} free GPUs, "
+    shown = "" if len(nodes) == len(gmap.nodes) else f" ({len(nodes)} with the most stranded GPU shown)"
+    ax.set_title(f"GPU map: {len(gmap.nodes)} GPU nodes{shown}, {gmap.free_gpus:g} free GPUs, "
                  f"{gmap.stranded_gpus:g} stranded for {gmap.reference_size}-GPU pods", fontsize=10)
     ax.legend(handles=list(legend.values()), loc="upper center", bbox_to_anchor=(0.5, -0.02),
               ncol=min(3, max(len(legend), 1)), fontsize=7, frameon=False)
