@@ -129,7 +129,7 @@ def test_pending_reason_from_gpu_arithmetic_when_nothing_else_says(monkeypatch):
     monkeypatch.setitem(sys.modules, "kubegpu.explain.summary", None)
     report = run_audit(load(HERE / "KG-101" / "fail-one-free-gpu-per-node.yaml"), checks=["KG-201"])
     assert [f.message for f in report.findings] == [
-        "Pending: needs 2 GPU(s); the most free on one schedulable node is 1"]
+        "Pending: needs 2 GPUs; the most free on one schedulable node is 1"]
 
 
 def test_empty_state_audits_cleanly():

@@ -66,7 +66,7 @@ def test_throughputs_and_overrides():
     assert rows["nfs"] == 14.0
 
 
-@pytest.mark.parametrize("bad", ["fast", "14 parsecs", "-3GB"])
+@pytest.mark.parametrize("bad", ["fast", "14 parsecs", "-3GB", "14", "14.5"])
 def test_bad_sizes_are_input_errors(bad):
     with pytest.raises(InputError):
         parse_size(bad)
@@ -81,5 +81,28 @@ def test_per_storage_class_of_a_cluster_sorted_fastest_first():
     result = estimate(14e9, {"fsx-lustre": 1e9}, demo_state("pitfalls"))
     by_name = {r.storage: r for r in result.estimates}
     assert by_name["local-nvme"].kind == "local-nvme" and by_name["local-nvme"].seconds == pytest.approx(4.7, abs=0.05)
-    assert by_name["fsx-lustre"].kind == "nfs" and by_name["fsx-lustre"].seconds == 14.0
+    assert by_name["fsx-lustre"].kind == "parallel-fs" and by_name["fsx-lustre"].seconds == 14.0
     assert [r.seconds for r in result.estimates] == sorted(r.seconds for r in result.estimates)
+
+
+@pytest.mark.parametrize("provisioner, parameters, kind", [
+    ("fsx.csi.aws.com", {}, "parallel-fs"),                       # FSx for Lustre
+    ("lustre.csi.hpe.com", {}, "parallel-fs"),
+    ("nfs.csi.k8s.io", {"server": "nfs.example", "share": "/"}, "nfs"),
+    ("efs.csi.aws.com", {"provisioningMode": "efs-ap"}, "nfs"),     # EFS speaks NFSv4.1
+    ("file.csi.azure.com", {"protocol": "nfs"}, "nfs"),
+    ("file.csi.azure.com", {"skuName": "Premium_LRS"}, "network-fs"),  # SMB
+    ("cephfs.csi.ceph.com", {"fsName": "cephfs"}, "network-fs"),
+    ("rbd.csi.ceph.com", {"pool": "rbd"}, "block"),
+    ("ebs.csi.aws.com", {"type": "gp3"}, "block"),
+    ("kubernetes.io/no-provisioner", {}, "local-nvme"),
+    ("s3.csi.aws.com", {}, "object-store"),
+])
+def test_storage_classes_are_classified_by_provisioner_and_parameters(provisioner, parameters, kind):
+    from kubegpu.audit.storage import storage_kind
+    from kubegpu.model.kinds import StorageClass
+    from kubegpu.model.objects import ObjectMeta
+
+    sc = StorageClass(kind="StorageClass", metadata=ObjectMeta(name="x"), provisioner=provisioner,
+                      parameters=parameters)
+    assert storage_kind(sc) == kind

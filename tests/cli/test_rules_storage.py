@@ -57,3 +57,18 @@ def test_storage_bad_size_exits_2():
         assert exit_.code == 2
     else:
         raise AssertionError("expected exit 2")
+
+
+def test_storage_size_without_unit_is_a_one_line_error():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "kubegpu.cli.main", "storage", "estimate", "--size", "14"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and "no unit" in r.stderr
+
+
+def test_demo_lustre_class_is_not_nfs():
+    rows = json.loads(invoke("storage", "estimate", "--size", "14GB", "--demo", "-o", "json").output)["estimates"]
+    assert {r["storage"]: r["kind"] for r in rows}["fsx-lustre"] == "parallel-fs"

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from kubegpu.fragmentation.capacity import fits_by_size, stranded_by_size
-from kubegpu.fragmentation.plot import STRANDED, USED, device_categories, frag_figure
 from kubegpu.fragmentation.report import frag_report
 from kubegpu.fragmentation.shapes import ShapeMix, TaskShape
 from kubegpu.scheduling.placement.state import PlacementState
@@ -52,15 +51,3 @@ def test_frag_report_contract():
     assert r.fragmentation.amount_milli_gpu == 2500
     assert r.fragmentation.rate == pytest.approx(2500 / 18000, abs=1e-4)
     assert [p.pool for p in r.pools] == ["a100"]
-
-
-def test_device_map_marks_stranded_shares():
-    mix = ShapeMix([TaskShape(cpu_milli=1000, num_gpu=1, gpu_milli=500)])
-    s = PlacementState(names=["a", "b"], cpu_alloc=[64_000, 64_000], mem_alloc=[GIB, GIB],
-                       cpu_used=[0, 64_000], dev_total=[[1000, 1000], [1000, 1000]],
-                       dev_used=[[800, 1000], [0, 0]])
-    cats = device_categories(s, mix)
-    assert cats[0].tolist() == [STRANDED, USED]            # 200m free < 500m
-    assert cats[1].tolist() == [STRANDED, STRANDED]        # no CPU left
-    fig = frag_figure(s, mix)
-    assert fig.axes and np.asarray(fig.axes[0].images[0].get_array()).shape == (2, 2)

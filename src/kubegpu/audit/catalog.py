@@ -77,6 +77,16 @@ CATALOG: tuple[CheckInfo, ...] = (
         remediation="Run `kubegpu defrag` (plan, then --apply), or deploy the descheduler with "
                     "HighNodeUtilization, or a scheduler with consolidation (KAI, Volcano shuffle).",
         params={}),
+    CheckInfo(
+        id="KG-105", pitfall=1, severity="warn",
+        title="Gang (PodGroup) marker on pods that no running scheduler enforces",
+        rationale="A pod-group label or annotation does nothing by itself: kube-scheduler's default profile "
+                  "ignores it, and a gang scheduler only enforces it for pods whose schedulerName it serves. "
+                  "Pods that name another scheduler are placed one by one, so half a job can hold GPUs while "
+                  "the rest waits.",
+        remediation="Run the gang scheduler (scheduler-plugins coscheduling, Volcano or KAI) and set the pods' "
+                    "`schedulerName` to the name it serves, or enable the plugin in the profile they use.",
+        params={}),
     # ------------------------------------------------------------------ 2 pending
     CheckInfo(
         id="KG-201", pitfall=2, severity="warn",

@@ -16,6 +16,7 @@ from kubegpu.audit.findings import Finding, Hit, Severity
 from kubegpu.errors import UsageError
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import Pod
+from kubegpu.model.namespaces import NamespaceScope, ref_scope
 
 CREDIT = {None: 1.0, Severity.INFO: 1.0, Severity.WARN: 0.5, Severity.ERROR: 0.0}
 
@@ -29,6 +30,7 @@ class AuditReport(msgspec.Struct, kw_only=True):
     checks_run: list[str]
     suppressed: int = 0
     source: str = ""
+    namespace: str | None = None
 
     def worst(self) -> Severity | None:
         return max((f.level for f in self.findings), default=None)
@@ -64,7 +66,7 @@ def _annotations_for(state: ClusterState, ref: str) -> list[dict[str, str]]:
 def _finding(check: CheckInfo, severity: Severity, hit: Hit) -> Finding:
     return Finding(id=check.id, pitfall=check.pitfall, severity=severity.label, object=hit.object,
                    message=hit.message, remediation=hit.remediation or check.remediation, title=check.title,
-                   evidence=hit.evidence, patch=hit.patch)
+                   evidence=hit.evidence, patch=hit.patch, scope=ref_scope(hit.object))
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
@@ -76,9 +78,12 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
 
 
 def run_audit(state: ClusterState, config: AuditConfig | None = None, *,
-              checks: list[str] | None = None, table=None, pending=None, frag=None) -> AuditReport:
+              checks: list[str] | None = None, table=None, pending=None, frag=None,
+              scope: NamespaceScope = NamespaceScope()) -> AuditReport:
     """Run the selected checks over `state` and score the result.
 
+    Checks always see the whole cluster; with a namespace `scope` only findings about objects of
+    that namespace, and cluster-scoped findings, are reported and scored.
     `table`, `pending` and `frag`: results the caller already has (see AuditContext)."""
     config = config or AuditConfig()
     ctx = AuditContext(state, config, table=table, pending=pending, frag=frag)
@@ -90,6 +95,8 @@ def run_audit(state: ClusterState, config: AuditConfig | None = None, *,
         severity = config.severity_of(check)
         worst: Severity | None = None
         for hit in REGISTRY[check.id](ctx):
+            if not scope.includes_ref(hit.object):
+                continue
             if excluded(config, check, hit.object) or any(
                     ignored_by_annotation(a, check) for a in _annotations_for(state, hit.object)):
                 suppressed += 1
@@ -102,7 +109,7 @@ def run_audit(state: ClusterState, config: AuditConfig | None = None, *,
                                                                            Severity.INFO)}
     score = round(100 * sum(credits) / len(credits)) if credits else 100
     return AuditReport(findings=findings, score=score, summary=summary, checks_run=[c.id for c in selected],
-                       suppressed=suppressed, source=state.source)
+                       suppressed=suppressed, source=state.source, namespace=scope.namespace)
 
 
 __all__ = ["AuditReport", "CATALOG_BY_ID", "PITFALLS", "run_audit", "select_checks", "sort_findings"]

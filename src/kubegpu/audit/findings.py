@@ -33,7 +33,7 @@ class Severity(IntEnum):
         return self.name.lower()
 
 
-class Patch(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class Patch(msgspec.Struct, frozen=True, kw_only=True):
     """A concrete fix: a manifest to apply, a merge patch for `target`, or a command to run."""
 
     kind: str                # "manifest" | "merge-patch" | "command"
@@ -51,8 +51,11 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     remediation: str | None = None  # object-specific remediation, replaces the catalog's
 
 
-class Finding(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """A finding as written in the audit JSON (DESIGN section 4, extended)."""
+class Finding(msgspec.Struct, frozen=True, kw_only=True):
+    """A finding as written in the audit JSON (DESIGN section 4, extended); every key always present.
+
+    `scope` is "namespace" for a finding about a namespaced object, "cluster" for a cluster-scoped
+    one (a Node, a StorageClass, the cluster as a whole): `-n NS` keeps the latter."""
 
     id: str
     pitfall: int
@@ -63,6 +66,7 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     title: str = ""
     evidence: tuple[str, ...] = ()
     patch: Patch | None = None
+    scope: str = "namespace"
 
     @property
     def level(self) -> Severity:

@@ -1,8 +1,9 @@
-"""Model load time per storage class: size / throughput, with the seed's defaults.
+"""Model load time per storage class: size / throughput, with documented per-class defaults.
 
 The seed scenario: a 14 GB model over NFS at ~200 MB/s takes 70 s, from local NVMe at ~3 GB/s
-about 5 s. Throughputs are per-class defaults, overridable; a StorageClass of the cluster is
-mapped to a class from its provisioner.
+about 5 s. Throughputs are per-class defaults for one reader, overridable with --class; a
+StorageClass of the cluster is classified by its provisioner and parameters (`storage_kind`).
+The table in docs/audit-checks.md ("Storage classes") lists each class, its default and why.
 """
 
 from __future__ import annotations
@@ -11,28 +12,42 @@ import re
 
 import msgspec
 
-from kubegpu.audit.volumes import is_local_provisioner, is_network_fs
+from kubegpu.audit.volumes import is_local_provisioner
 from kubegpu.errors import InputError
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import StorageClass
 
 # bytes per second; decimal units, as disk and network vendors quote them
 DEFAULT_THROUGHPUT: dict[str, float] = {
-    "nfs": 200e6,
-    "local-nvme": 3e9,
-    "object-store": 500e6,
-    "block": 1e9,
+    "nfs": 200e6,          # the seed scenario's NFS figure (one client, default mount options)
+    "local-nvme": 3e9,     # the seed scenario's NVMe figure (one Gen4 drive reads 6-7 GB/s at best)
+    "parallel-fs": 1e9,    # Lustre / FSx for Lustre, GPFS, BeeGFS, Weka: striped over many servers
+    "network-fs": 200e6,   # CephFS, GlusterFS, JuiceFS, SMB: a shared filesystem like NFS
+    "object-store": 500e6,  # S3 / GCS / Blob mounts without a parallel streamer
+    "block": 1e9,          # network block volumes (EBS gp3 ~1 GiB/s, PD, Azure Disk)
 }
-_UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
+# (kind, substrings of the provisioner) in match order; parameters refine some (see storage_kind)
+PROVISIONER_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("parallel-fs", ("lustre", "fsx.csi.aws.com", "beegfs", "gpfs", "spectrumscale", "weka")),
+    ("nfs", ("nfs", "efs.csi.aws.com", "filestore.csi.storage.gke.io")),
+    ("network-fs", ("cephfs", "glusterfs", "juicefs", "file.csi.azure.com", "smb")),
+    ("object-store", ("s3", "gcs", "blob", "csi-rclone", "mountpoint")),
+)
+_UNITS = {"b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
           "ki": 2**10, "kib": 2**10, "mi": 2**20, "mib": 2**20, "gi": 2**30, "gib": 2**30, "ti": 2**40,
           "tib": 2**40}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
 def parse_size(text: str, *, field: str = "size") -> float:
-    """'14GB', '14G', '13Gi', '200MB' -> bytes (decimal for GB/MB, binary for GiB/MiB)."""
+    """'14GB', '14G', '13Gi', '200MB' -> bytes (decimal for GB/MB, binary for GiB/MiB).
+
+    A unit is required: a bare '14' is refused rather than read as 14 bytes."""
     m = _SIZE.match(text)
     unit = m.group(2).lower() if m else ""
+    if m and not unit:
+        raise InputError(f"{text!r} has no unit: write {m.group(1)}GB, {m.group(1)}GiB or {m.group(1)}MB",
+                         field=field)
     if not m or unit not in _UNITS:
         raise InputError(f"{text!r} is not a size like 14GB, 13GiB or 200MB", field=field)
     return float(m.group(1)) * _UNITS[unit]
@@ -75,13 +90,23 @@ def load_seconds(size_bytes: float, throughput: float) -> float:
 
 
 def storage_kind(sc: StorageClass) -> str:
-    """Which throughput class a StorageClass falls in, from its provisioner."""
-    if is_local_provisioner(sc.provisioner):
+    """Which throughput class a StorageClass falls in, from its provisioner and parameters.
+
+    Parameters that change the backend: Azure Files with `protocol: nfs` is NFS (SMB otherwise);
+    a Ceph RBD or CSI class with `fsName` is CephFS; `fsType: lustre` is Lustre."""
+    provisioner = sc.provisioner.lower()
+    params = {k.lower(): str(v).lower() for k, v in sc.parameters.items()}
+    if is_local_provisioner(provisioner):
         return "local-nvme"
-    if is_network_fs(sc.provisioner):
+    if params.get("fstype") == "lustre" or params.get("csi.storage.k8s.io/fstype") == "lustre":
+        return "parallel-fs"
+    if "file.csi.azure.com" in provisioner and params.get("protocol") == "nfs":
         return "nfs"
-    if any(h in sc.provisioner.lower() for h in ("s3", "gcs", "blob", "csi-rclone", "mountpoint")):
-        return "object-store"
+    if "ceph" in provisioner and "fsname" in params:
+        return "network-fs"
+    for kind, needles in PROVISIONER_KINDS:
+        if any(n in provisioner for n in needles):
+            return kind
     return "block"
 
 

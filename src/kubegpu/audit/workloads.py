@@ -19,17 +19,11 @@ from kubegpu.model.kinds import GenericObject, KubeObject, Pod, Workload
 from kubegpu.model.objects import ObjectMeta, PodSpec
 from kubegpu.model.resources import pod_requests
 from kubegpu.model.loose import loose
+from kubegpu.model.workload_class import workload_class
 
-TRAINING_KINDS = frozenset({"Job", "CronJob", "PyTorchJob", "MPIJob", "TFJob", "TrainJob", "XGBoostJob",
-                            "PaddleJob", "JAXJob", "JobSet", "RayJob"})
-INFERENCE_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "InferenceService", "LeaderWorkerSet",
-                             "RayService", "ServingRuntime"})
-TRAINING_ENV = frozenset({"MASTER_ADDR", "WORLD_SIZE", "PET_NNODES", "PET_MASTER_ADDR"})
 RENDEZVOUS_ENV = ("MASTER_ADDR", "PET_MASTER_ADDR", "PET_RDZV_ENDPOINT", "PET_NNODES")
 DISTRIBUTED_KINDS = frozenset({"PyTorchJob", "MPIJob", "TFJob", "TrainJob", "XGBoostJob", "PaddleJob", "JAXJob",
                                "JobSet", "RayJob", "RayCluster", "LeaderWorkerSet"})
-TRAINING_LABEL_PREFIXES = ("training.kubeflow.org/", "trainer.kubeflow.org/", "jobset.sigs.k8s.io/",
-                           "volcano.sh/job-name")
 
 
 @dataclass(frozen=True)
@@ -72,12 +66,8 @@ class GpuWorkload:
 
     @property
     def role(self) -> str:
-        """'training', 'inference' or 'other'."""
-        if self.kind in TRAINING_KINDS or any(_training_markers(t) for t in self.templates):
-            return "training"
-        if self.kind in INFERENCE_KINDS:
-            return "inference"
-        return "other"
+        """'training', 'inference' or 'other' (kubegpu.model.workload_class)."""
+        return workload_class(self.kind, [(t.spec, t.labels) for t in self.templates])
 
     @property
     def is_distributed(self) -> bool:
@@ -103,11 +93,6 @@ class GpuWorkload:
     @property
     def pod_labels(self) -> list[dict[str, str]]:
         return [t.labels for t in self.templates] + [p.labels for p in self.pods]
-
-
-def _training_markers(t: PodTemplate) -> bool:
-    names = {e.name for c in t.spec.containers for e in c.env}
-    return bool(names & TRAINING_ENV) or any(k.startswith(TRAINING_LABEL_PREFIXES) for k in t.labels)
 
 
 def gpu_count(requests: dict[str, int]) -> int:

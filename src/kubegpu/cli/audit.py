@@ -4,12 +4,11 @@ from __future__ import annotations
 
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from kubegpu.cli.options import load_state, output_option, source_options
-from kubegpu.cli.render import emit, emit_text
-from kubegpu.cli.render import literal, strip_controls
+from kubegpu.cli.render import emit, emit_text, strip_controls
+from kubegpu.cli.scope import namespace_scope
 
 STYLES = {"error": "bold red", "warn": "yellow", "info": "cyan"}
 
@@ -26,13 +25,12 @@ def _list_checks(output: str, selected) -> None:
         return
 
     def table(con):
-        t = Table(box=None, pad_edge=False, header_style="bold")
-        for col in ("ID", "PITFALL", "SEVERITY", "TITLE"):
-            t.add_column(col)
-        for c in CATALOG:
-            if c.id in selected:
-                t.add_row(c.id, str(c.pitfall), Text(c.severity, style=STYLES[c.severity]), c.title)
-        con.print(t)
+        from kubegpu.cli.columns import Col, show
+
+        rows = [[c.id, str(c.pitfall), f"[{STYLES[c.severity]}]{c.severity}[/]", c.title]
+                for c in CATALOG if c.id in selected]
+        show(con, [Col("ID"), Col("PITFALL", right=True), Col("SEVERITY"), Col("TITLE", wrap=True)], rows,
+             wide=output == "wide")
 
     emit(None, "table", table)
 
@@ -44,21 +42,33 @@ def _table(report, wide: bool):
         if not report.findings:
             con.print(f"No findings. Score {report.score}/100 ({len(report.checks_run)} checks).")
             return
-        pitfall = None
+        from rich.table import Table
+
+        from kubegpu.cli.columns import print_table, table_width
+
+        width = table_width(con, True) if not con.is_terminal else con.width
+        groups: dict[int, list] = {}
         for f in report.findings:
-            if f.pitfall != pitfall:
-                pitfall = f.pitfall
-                con.print(Text(f"\nPitfall {pitfall}: {PITFALLS[pitfall]}", style="bold"))
-            con.print(Text.assemble(("  " + f.severity.upper().ljust(5), STYLES[f.severity]), f" {f.id:<8} ",
-                                    (strip_controls(f.object), "bold"), f"  {strip_controls(f.message)}"))
-            if wide:
-                con.print(f"           fix: {literal(f.remediation)}")
-                for e in f.evidence:
-                    con.print(f"           {literal(e)}")
-                if f.patch is not None:
-                    con.print(f"           patch ({literal(f.patch.kind)}{' ' + literal(f.patch.target) if f.patch.target else ''}):")
-                    for line in f.patch.content.rstrip().splitlines():
-                        con.print(f"             {strip_controls(line)}", markup=False, highlight=False)
+            groups.setdefault(f.pitfall, []).append(f)
+        for pitfall, findings in groups.items():
+            con.print(Text(f"\nPitfall {pitfall}: {PITFALLS[pitfall]}", style="bold"))
+            # severity and ID stay in their columns; the finding wraps under itself (hanging indent)
+            grid = Table.grid(padding=(0, 1))
+            grid.add_column(no_wrap=True, min_width=7)
+            grid.add_column(no_wrap=True, min_width=8)
+            grid.add_column(overflow="fold")
+            for f in findings:
+                scope = " (cluster-scoped)" if report.namespace and f.scope == "cluster" else ""
+                lines = [Text.assemble((strip_controls(f.object), "bold"), scope, f"  {strip_controls(f.message)}")]
+                if wide:
+                    lines.append(Text(f"fix: {strip_controls(f.remediation)}"))
+                    lines += [Text(strip_controls(e)) for e in f.evidence]
+                    if f.patch is not None:
+                        target = f" {f.patch.target}" if f.patch.target else ""
+                        lines.append(Text(f"patch ({f.patch.kind}{target}):"))
+                        lines += [Text("  " + strip_controls(line)) for line in f.patch.content.rstrip().splitlines()]
+                grid.add_row(Text("  " + f.severity.upper(), STYLES[f.severity]), Text(f.id), Text("\n").join(lines))
+            print_table(con, grid, width)
         s = report.summary
         con.print(f"\n{s['error']} error, {s['warn']} warn, {s['info']} info"
                   + (f", {report.suppressed} suppressed" if report.suppressed else "")
@@ -80,7 +90,9 @@ def _table(report, wide: bool):
 def audit(source, output, config_path, fail_on, checks, list_checks):
     """Check the cluster for the ten GPU-cluster pitfalls, with the fix for each finding.
 
-    Findings are grouped by pitfall, worst first. Suppress one object's finding with the
+    Findings are grouped by pitfall, worst first. With -n NS the checks still read the whole
+    cluster, and the report keeps findings about objects of NS plus cluster-scoped findings (nodes,
+    StorageClasses, PriorityClasses, the cluster as a whole), marked "cluster-scoped". Suppress one object's finding with the
     annotation `kubegpu.io/ignore: KG-101,KG-202`, or in --config (`exclude:` by kind /
     namespace / name regex); override severities there too. See docs/audit-checks.md.
 
@@ -101,12 +113,27 @@ def audit(source, output, config_path, fail_on, checks, list_checks):
     if list_checks:
         _list_checks(output, selected)
         return
-    report = run_audit(load_state(source), config, checks=only)
+    if output == "sarif":
+        from kubegpu.cli.options import read_documents
+        from kubegpu.sources.documents import load_cluster
+
+        # read the documents here (not through load_state) so each result can name its file and line
+        docs = read_documents(source)
+        state = load_cluster(docs)
+        if source.k8s_version:  # same rule as options.load_state
+            version = source.k8s_version if source.k8s_version.startswith("v") else "v" + source.k8s_version
+            if not version[1:2].isdigit():
+                raise click.UsageError(f"--k8s-version {source.k8s_version!r} is not a version like 1.34 or v1.34.1")
+            state.server_version = version
+    else:
+        docs, state = None, load_state(source)
+    report = run_audit(state, config, checks=only, scope=namespace_scope(source, state))
     threshold = Severity.parse(fail_on) if fail_on else None
     if output == "sarif":
+        from kubegpu.audit.origins import fallback_origin, object_origins
         from kubegpu.audit.sarif import to_sarif
 
-        emit(to_sarif(report), "json")
+        emit(to_sarif(report, object_origins(docs), fallback_origin(docs)), "json")
     elif output == "junit":
         from kubegpu.audit.junit import to_junit
 

@@ -5,46 +5,76 @@ from __future__ import annotations
 import sys
 
 import click
-from rich.table import Table
 
+from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import file_option, load_state, output_option, source_options
-from kubegpu.cli.render import emit, emit_text, to_plain
-from kubegpu.cli.render import literal
+from kubegpu.cli.render import emit, emit_text, literal, to_plain
+from kubegpu.cli.scope import namespace_scope
+from kubegpu.model.text import counted
 
 _SEVERITY_STYLE = {"error": "bold red", "warn": "yellow", "info": "dim"}
+_ORDER = {"error": 0, "warn": 1, "info": 2}
+
+
+def fragmentation_lines(f: dict) -> list[str]:
+    """The fragmentation section: the demand-weighted headline first, the FGD rate last."""
+    s, g = f["stranded_for_demand"], f["gpus"]
+    shares = ", ".join(f"{k}-GPU {v:.0%}" for k, v in f["demand"]["gpu_share_by_size"].items())
+    largest = counted(s["largest_fit"], "GPU") if s["largest_fit"] else "none"
+    return [
+        f"  stranded for demand  {s['gpus']:.2f} of {counted(g['free'], 'free GPU')} ({s['rate']:.0%}) unusable "
+        f"by the cluster's GPU pods (requested GPUs by pod size: {shares})",
+        f"  largest pod that fits {largest}",
+        "  pods that fit now    " + ", ".join(f"{k}-GPU: {v}" for k, v in f["fits_by_size"].items()),
+        "  stranded GPUs        " + ", ".join(f"{k}-GPU: {v:g}" for k, v in f["stranded_by_size"].items()),
+        f"  FGD measure          {f['fragmentation']['rate']:.1%} of idle GPU "
+        f"({f['fragmentation']['amount_milli_gpu'] / 1000:.2f} GPUs; mix of {f['demand']['shapes']} task shapes, "
+        "CPU-only included)",
+    ]
+
+
+def pending_title(data: dict) -> str:
+    n = len(data["sections"].get("pending") or [])
+    title = f"[bold]Pending GPU pods[/]  {n} waiting for a node"
+    phase = data.get("pending_phase")
+    if phase:
+        title += (f" (kubectl's phase=Pending: {phase['phase_pending']} = {phase['waiting_for_node']} waiting "
+                  f"for a node + {phase['bound_not_started']} bound to a node, not started)")
+    return title
 
 
 def _print_tables(con, data: dict) -> None:
     s = data["sections"]
-    con.print(f"[bold]kubegpu doctor[/] — {literal(data['source'])}"
-              + (f" (Kubernetes {data['server_version']})" if data.get("server_version") else ""))
+    wide = False
+    scope = f", namespace {data['namespace']}" if data.get("namespace") else ""
+    con.print(f"[bold]kubegpu doctor[/] — {literal(data['source'])}{literal(scope)}"
+              + (f" (Kubernetes {data['server_version']})" if data.get("server_version") else ""), soft_wrap=True)
     if "status" in s:
         t = s["status"]["totals"]
         con.print(f"\n[bold]Status[/]  {t['nodes']} nodes, {t['gpu_nodes']} with GPUs: {t['gpus']['total']} GPUs, "
                   f"{t['gpus']['allocated']} allocated ({t['allocation_ratio']:.1%}), {t['gpus']['free']} free")
     f = s.get("fragmentation")
     if f:
-        fits = ", ".join(f"{k}-GPU: {v}" for k, v in f["fits_by_size"].items())
-        stranded = ", ".join(f"{k}-GPU: {v}" for k, v in f["stranded_by_size"].items())
-        con.print(f"\n[bold]Fragmentation[/]  FGD rate {f['fragmentation']['rate']:.1%} of idle GPU "
-                  f"({f['fragmentation']['amount_milli_gpu'] / 1000:g} GPUs fragmented)\n"
-                  f"  pods that fit now   {fits}\n  stranded GPUs       {stranded}")
+        con.print("\n[bold]Fragmentation[/]")
+        for line in fragmentation_lines(f):
+            con.print(line)
     pending = s.get("pending") or []
     if "pending" in s:
-        con.print(f"\n[bold]Pending GPU pods[/]  {len(pending)}")
+        con.print("\n" + pending_title(data))
+        bound = (data.get("pending_phase") or {}).get("bound_not_started_pods") or []
+        if bound:
+            con.print("  bound, not started (see `kubegpu audit`, pitfall 8 for mounts): "
+                      + ", ".join(bound[:5]) + (f", ... ({len(bound)} in all)" if len(bound) > 5 else ""))
     if pending:
-        table = Table(box=None, pad_edge=False, header_style="bold")
-        for col in ("POD", "KUBE-SCHEDULER SAYS", "FIRST REMEDY"):
-            table.add_column(col, overflow="fold")
-        for p in pending:
-            table.add_row(literal(p["pod"] + (f"\n{p['gang']}" if p.get("gang") else "")), literal(p["reason"]),
-                          literal(p["first_remedy"] or "-"))
-        con.print(table)
+        rows = [[literal(p["pod"] + (f"\n{p['gang']}" if p.get("gang") else "")), literal(p["reason"]), literal(p["first_remedy"] or "-")]
+                for p in pending]
+        show(con, [Col("POD", wrap=True), Col("KUBE-SCHEDULER SAYS", wrap=True), Col("FIRST REMEDY", wrap=True)],
+             rows, wide=wide, records_when_narrow=True)
     plan = s.get("defrag")
     if plan:
         con.print(f"\n[bold]Defrag preview[/] (not applied)  {literal(plan.get('message', ''))}")
         for m in plan.get("moves", []):
-            con.print(f"  move {literal(m['pod'])}  {literal(m['from'])} -> {literal(m['to'])}  ({m['gpu_hours']:.2f} GPU-h lost)")
+            con.print(f"  move {literal(m['pod'])}  {literal(m['from'])} -> {literal(m['to'])}  ({m['gpu_hours']:.2f} GPU-hours lost)")
         if plan.get("command"):
             con.print(f"  to plan it in full: {literal(plan['command'])}")
     audit = s.get("audit")
@@ -53,18 +83,17 @@ def _print_tables(con, data: dict) -> None:
         for finding in audit["findings"]:
             by_pitfall.setdefault(finding["pitfall"], []).append(finding)
         counts = audit.get("summary", {})
-        con.print(f"\n[bold]Audit[/]  score {audit['score']}/100  "
-                  + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
-        table = Table(box=None, pad_edge=False, header_style="bold")
-        for col in ("PITFALL", "WORST", "FINDINGS", "EXAMPLE"):
-            table.add_column(col, overflow="fold")
-        order = {"error": 0, "warn": 1, "info": 2}
+        counted_levels = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+        con.print(f"\n[bold]Audit[/]  score {audit['score']}/100" + (f"  {counted_levels}" if counted_levels else ""))
+        rows = []
         for pitfall in sorted(by_pitfall):
-            items = sorted(by_pitfall[pitfall], key=lambda x: order.get(x["severity"], 3))
+            items = sorted(by_pitfall[pitfall], key=lambda x: _ORDER.get(x["severity"], 3))
             worst = items[0]["severity"]
-            table.add_row(str(pitfall), f"[{_SEVERITY_STYLE.get(worst, '')}]{worst}[/]", str(len(items)),
-                          literal(f"{items[0]['object']}: {items[0]['message']}"))
-        con.print(table)
+            rows.append([str(pitfall), f"[{_SEVERITY_STYLE.get(worst, '')}]{worst}[/]", str(len(items)),
+                         literal(f"{items[0]['object']}: {items[0]['message']}")])
+        if rows:
+            show(con, [Col("PITFALL", right=True), Col("WORST"), Col("FINDINGS", right=True),
+                       Col("EXAMPLE", wrap=True)], rows, wide=wide, records_when_narrow=True)
         con.print("  details: kubegpu audit -o wide")
 
 
@@ -81,10 +110,16 @@ def doctor(source, output, file, fail_on, sections):
     """The whole picture in one report: status, fragmentation, every Pending GPU pod explained,
     a defrag plan preview (never applied here), and the audit of all ten pitfalls.
 
+    "Pending GPU pods" are pods waiting for a node; the report also counts kubectl's
+    phase=Pending, which includes bound pods whose containers have not started (e.g. FailedMount).
+    With -n NS, pods, pending pods and findings are those of NS (plus cluster-scoped findings);
+    nodes and capacity are the whole cluster's.
+
     \b
     Examples:
       kubegpu doctor --demo                      the 40-node demo cluster
       kubegpu doctor --demo clean                the same cluster with every pitfall fixed
+      kubegpu doctor --demo -n ml-training       one team's view
       kubegpu doctor --snapshot dump.json -o html --file report.html
       kubectl gpu doctor --context prod --fail-on error
 
@@ -93,18 +128,21 @@ def doctor(source, output, file, fail_on, sections):
     from kubegpu.doctor import doctor_report
 
     state = load_state(source)
-    report = doctor_report(state, only=set(sections) or None)
+    scope = namespace_scope(source, state)
+    report = doctor_report(state, only=set(sections) or None, scope=scope)
     data = to_plain(report)
     if output == "html":
-        from kubegpu.web.report_html import figure_png, render_html
+        from kubegpu.web.report_html import render_html
 
         png = None
         if "fragmentation" in report.sections:
-            from kubegpu.fragmentation.cluster import cluster_mix, cluster_placement
-            from kubegpu.fragmentation.plot import frag_figure
+            from kubegpu.fragmentation.cluster import cluster_mix
+            from kubegpu.fragmentation.gpumap import gpu_map
+            from kubegpu.fragmentation.plot import figure_png, gpu_map_figure
 
-            png = figure_png(frag_figure(cluster_placement(state), cluster_mix(state)))
-        emit_text(render_html(report, data["sections"], png), file=file)
+            gmap = gpu_map(state, report.sections["fragmentation"], cluster_mix(state, scope))
+            png = figure_png(gpu_map_figure(gmap))
+        emit_text(render_html(report, data, png), file=file)
     else:
         emit(data, output, lambda con: _print_tables(con, data), file=file)
     audit = data["sections"].get("audit")

@@ -2,31 +2,67 @@
 
 from __future__ import annotations
 
-import io
-
 import click
-from rich.table import Table
 
+from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import emit, write_atomic
 from kubegpu.cli.render import literal
-from kubegpu.fragmentation.cluster import cluster_mix, cluster_placement
+from kubegpu.cli.scope import namespace_scope
+from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, cluster_placement
 from kubegpu.fragmentation.report import FragReport, frag_report
 from kubegpu.fragmentation.shapes import load_mix
+from kubegpu.model.text import counted
 
 
-def frag_table(report: FragReport, *, wide: bool):
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for col in ("POOL", "NODES", "GPUS", "ALLOC", "FREE", "FIT 1", "FIT 2", "FIT 4", "FIT 8", "FRAG GPUs", "FRAG RATE"):
-        table.add_column(col, justify="left" if col == "POOL" else "right")
+def demand_text(report: FragReport) -> str:
+    """Which demand the headline uses, in words."""
+    d = report.demand
+    shares = ", ".join(f"{k}-GPU {v:.0%}" for k, v in d.gpu_share_by_size.items())
+    if d.source.startswith("file:"):
+        whose = f"the mix in {d.source[5:]}"
+    elif d.source == "default":
+        whose = "1, 2, 4 and 8-GPU pods alike (no GPU pods to learn the demand from)"
+    elif d.namespace:
+        whose = f"the GPU pods of namespace {d.namespace}"
+    else:
+        whose = "this cluster's GPU pods"
+    return f"{whose} (requested GPUs by pod size: {shares})"
+
+
+def headline_lines(report: FragReport) -> list[str]:
+    """The numbers an operator reads first: stranded for the demand, the largest pod that fits."""
+    g, s = report.gpus, report.stranded_for_demand
+    fits = ", ".join(f"{k}-GPU: {v}" for k, v in report.fits_by_size.items())
+    stranded = ", ".join(f"{k}-GPU: {v:g}" for k, v in report.stranded_by_size.items())
+    largest = counted(s.largest_fit, "GPU") if s.largest_fit else "none (no entirely free GPU)"
+    return [
+        f"{g.total} GPUs, {g.allocated:g} allocated ({report.allocation_ratio:.1%}), {g.free:g} free",
+        f"stranded for demand  {s.gpus:.2f} of {counted(g.free, 'free GPU')} ({s.rate:.0%}) cannot be used by "
+        f"{demand_text(report)}",
+        f"largest pod that fits {largest}",
+        f"pods that fit now    {fits}",
+        f"stranded GPUs        {stranded}  (free GPUs a k-GPU pod cannot use)",
+        f"FGD measure          {report.fragmentation.amount_milli_gpu / 1000:.2f} GPUs = "
+        f"{report.fragmentation.rate:.1%} of idle GPU (Weng et al. ATC '23; mix of {report.demand.shapes} task "
+        "shapes, CPU-only included)",
+    ]
+
+
+def frag_table_rows(report: FragReport, *, wide: bool) -> tuple[list[Col], list[list[str]]]:
+    cols = [Col("POOL"), Col("NODES", right=True, drop=2), Col("GPUS", right=True), Col("ALLOC", right=True),
+            Col("FREE", right=True), Col("STRANDED", right=True), Col("FIT 1", right=True),
+            Col("FIT 2", right=True), Col("FIT 4", right=True), Col("FIT 8", right=True),
+            Col("FGD GPUS", right=True, drop=3), Col("FGD RATE", right=True, drop=1)]
+    rows = []
     for row in report.pools:
         if not row.gpus.total and not wide:
             continue
         f = row.fits_by_size
-        table.add_row(literal(row.pool or "-"), str(row.nodes), str(row.gpus.total), f"{row.gpus.allocated:g}",
-                      f"{row.gpus.free:g}", *(str(f[k]) for k in ("1", "2", "4", "8")),
-                      f"{row.fragmentation.amount_milli_gpu / 1000:.2f}", f"{row.fragmentation.rate:.1%}")
-    return table
+        rows.append([literal(row.pool or "-"), str(row.nodes), str(row.gpus.total), f"{row.gpus.allocated:g}",
+                     f"{row.gpus.free:g}", f"{row.stranded_for_demand.gpus:.2f}", *(str(f[k]) for k in ("1", "2", "4", "8")),
+                     f"{row.fragmentation.amount_milli_gpu / 1000:.2f}", f"{row.fragmentation.rate:.1%}"])
+    return cols, rows
 
 
 @click.command()
@@ -36,46 +72,50 @@ def frag_table(report: FragReport, *, wide: bool):
               help="Workload mix to measure against: an openb pod-list CSV or a JSON list of "
                    "{cpu_milli, num_gpu, gpu_milli, gpu_model, weight} (default: the cluster's own pods).")
 @click.option("--plot", "plot_file", metavar="FILE.png", type=click.Path(dir_okay=False),
-              help="Also draw every GPU node's devices (allocated / free / stranded) to a PNG.")
+              help="Also draw the GPU map (one cell per device, coloured by owner) to a PNG.")
 def frag(source, output, mix_file, plot_file):
-    """GPU fragmentation: k-GPU pods that fit now, stranded GPUs, and the FGD measure.
+    """GPU fragmentation: stranded GPUs for the cluster's demand, k-GPU pods that fit now, the FGD measure.
 
     GPUs are physical devices (time-slicing replicas and MIG slices folded back).
-    fits_by_size[k] counts k-GPU pods placeable at once on entirely free devices of
-    schedulable nodes (capped by CPU when the mix has k-GPU pods); stranded_by_size[k] is the
-    free GPU a k-GPU pod cannot use. `fragmentation` is the FGD measure (Weng et al., ATC '23)
-    against the workload mix: the expected idle GPU that a task drawn from the mix could not use.
+    The headline, stranded_for_demand, is the free GPU that the cluster's own GPU pods cannot use:
+    stranded_by_size[k] averaged over the pod sizes k of the demand, weighted by their share of
+    requested GPUs. fits_by_size[k] counts k-GPU pods placeable at once on entirely free devices of
+    schedulable nodes (capped by CPU when the mix has k-GPU pods); stranded_by_size[k] is the free
+    GPU a k-GPU pod cannot use. `fragmentation` is the FGD measure (Weng et al., ATC '23) against
+    the workload mix, CPU-only shapes included (every idle GPU is fragment for them).
+    With -n NS the demand is the pods of NS; the capacity is always the whole cluster's.
 
     \b
     Examples:
       kubegpu frag --demo
+      kubegpu frag --demo -n ml-training
       kubegpu frag --snapshot dump.json -o json --mix mix.json --plot gpus.png
     """
     cluster = load_state(source)
-    mix = load_mix(mix_file) if mix_file else cluster_mix(cluster)
-    state = cluster_placement(cluster)
-    report = frag_report(state, mix)
+    scope = namespace_scope(source, cluster)
+    mix = load_mix(mix_file) if mix_file else None
+    if mix is not None:
+        report = frag_report(cluster_placement(cluster), mix, source=f"file:{mix_file}", namespace=scope.namespace)
+    else:
+        report = cluster_frag_report(cluster, scope=scope)
     if plot_file:
-        from kubegpu.fragmentation.plot import frag_figure
+        from kubegpu.fragmentation.gpumap import gpu_map
+        from kubegpu.fragmentation.plot import figure_png, gpu_map_figure
 
-        buffer = io.BytesIO()
-        frag_figure(state, mix).savefig(buffer, format="png", dpi=120)
-        write_atomic(plot_file, buffer.getvalue())
+        gmap = gpu_map(cluster, report, mix if mix is not None else cluster_mix(cluster, scope))
+        write_atomic(plot_file, figure_png(gpu_map_figure(gmap), dpi=120))
 
     def table(con):
-        g, f = report.gpus, report.fragmentation
+        g = report.gpus
         if not g.total:
             con.print("no GPU nodes: nothing to fragment (no node advertises nvidia.com/gpu or a MIG resource)")
             return
-        con.print(frag_table(report, wide=output == "wide"))
-        fits = ", ".join(f"{k}-GPU: {v}" for k, v in report.fits_by_size.items())
-        stranded = ", ".join(f"{k}-GPU: {v:g}" for k, v in report.stranded_by_size.items())
-        con.print(f"\n{g.total} GPUs, {g.allocated:g} allocated ({report.allocation_ratio:.1%}), {g.free:g} free")
-        con.print(f"pods that fit now   {fits}")
-        con.print(f"stranded GPUs       {stranded}")
-        con.print(f"fragmentation (FGD) {f.amount_milli_gpu / 1000:.2f} GPUs = {f.rate:.1%} of idle GPU "
-                  f"(mix of {report.mix_shapes} task shapes)")
+        cols, rows = frag_table_rows(report, wide=output == "wide")
+        show(con, cols, rows, wide=output == "wide")
+        con.print()
+        for line in headline_lines(report):
+            con.print(line, soft_wrap=not con.is_terminal)
         if plot_file:
-            con.print(f"device map written to {plot_file}")
+            con.print(f"GPU map written to {plot_file}")
 
     emit(report, output, table)

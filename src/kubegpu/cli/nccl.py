@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 from rich.markup import escape
-from rich.table import Table
 
+from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import output_option
 from kubegpu.cli.render import emit
 from kubegpu.nccl import NcclReport, analyze_files
@@ -14,41 +14,40 @@ _SEVERITY_STYLE = {"error": "bold red", "warn": "yellow", "info": "dim"}
 _STATUS_STYLE = {"healthy": "green", "degraded": "yellow", "failed": "bold red", "no-evidence": "dim"}
 
 
-def _summary_table(report: NcclReport) -> Table:
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for col in ("TRANSPORT", "GDR", "NCCL", "HOSTS", "RANKS", "INTERFACES", "PATHS"):
-        table.add_column(col)
+def _summary_rows(report: NcclReport) -> tuple[list[Col], list[list[str]]]:
+    cols = [Col("TRANSPORT"), Col("GDR"), Col("NCCL", drop=2), Col("HOSTS", right=True, drop=3),
+            Col("RANKS", right=True, drop=4), Col("INTERFACES", wrap=True), Col("PATHS", wrap=True, drop=1)]
     gdr = {True: "yes", False: "no", None: "?"}[report.gdr]
     ifaces = ", ".join(f"{i.name}" + (f" ({i.kind})" if i.kind in ("virtual", "loopback") else "")
                        for i in report.interfaces) or "-"
     ranks = str(report.nranks) if report.nranks else (str(len(report.ranks)) if report.ranks else "-")
-    table.add_row(report.transport, gdr, report.nccl_version or "-", str(len(report.hosts) or "-"), ranks,
-                  escape(ifaces), ", ".join(report.paths) or "-")
-    return table
+    return cols, [[report.transport, gdr, report.nccl_version or "-", str(len(report.hosts) or "-"), ranks,
+                   escape(ifaces), ", ".join(report.paths) or "-"]]
 
 
-def _findings_table(report: NcclReport, *, wide: bool) -> Table:
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for col in ("SEVERITY", "ID", "FINDING", "COUNT", "FIRST SEEN"):
-        table.add_column(col, justify="right" if col == "COUNT" else "left")
+def _findings_rows(report: NcclReport, *, wide: bool) -> tuple[list[Col], list[list[str]]]:
+    """Findings; narrow terminals drop FIRST SEEN (a file:line never cut) before COUNT."""
+    cols = [Col("SEVERITY"), Col("ID"), Col("FINDING", wrap=True), Col("COUNT", right=True, drop=1),
+            Col("FIRST SEEN", drop=2)]
     if wide:
-        table.add_column("CAUSE")
+        cols.append(Col("CAUSE", wrap=True))
+    rows = []
     for f in report.findings:
         where = f"{f.evidence[0].file}:{f.evidence[0].line}" if f.evidence else "-"
         cells = [f"[{_SEVERITY_STYLE[f.severity]}]{f.severity}[/]", f.id, escape(f.message), str(f.count),
                  escape(where)]
         if wide:
             cells.append(escape(f.cause))
-        table.add_row(*cells)
-    return table
+        rows.append(cells)
+    return cols, rows
 
 
 def _print_table(con, report: NcclReport, *, wide: bool) -> None:
     con.print(f"[{_STATUS_STYLE[report.status]}]{escape(report.verdict)}[/]\n")
-    con.print(_summary_table(report))
+    show(con, *_summary_rows(report), wide=wide)
     if report.findings:
         con.print()
-        con.print(_findings_table(report, wide=wide))
+        show(con, *_findings_rows(report, wide=wide), wide=wide)
         con.print()
         for f in report.findings:
             if f.severity == "info" and not wide:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import click
-from rich.table import Table
 
+from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import emit
 from kubegpu.cli.render import literal
@@ -25,9 +25,11 @@ def storage():
 def estimate(size, classes, source, output):
     """Load time of one model per storage class, from its size and each class's throughput.
 
-    Without a cluster source: the built-in classes (NFS 200 MB/s, local NVMe 3 GB/s, object store
-    500 MB/s, block 1 GB/s). With --demo/--snapshot/--kubeconfig/--context: each StorageClass of the
-    cluster, classified by its provisioner.
+    Without a cluster source: the built-in classes (NFS 200 MB/s, local NVMe 3 GB/s, parallel
+    filesystems such as Lustre 1 GB/s, other network filesystems 200 MB/s, object store 500 MB/s,
+    network block 1 GB/s; one reader each, see docs/audit-checks.md). With
+    --demo/--snapshot/--kubeconfig/--context: each StorageClass of the cluster, classified by its
+    provisioner and parameters. SIZE needs a unit (a bare number is refused).
 
     \b
     Examples:
@@ -44,17 +46,12 @@ def estimate(size, classes, source, output):
     result = estimate_load(size_bytes, overrides, state)
 
     def table(con):
-        t = Table(box=None, pad_edge=False, header_style="bold")
-        for col in ("STORAGE", "KIND", "MB/s", "LOAD TIME"):
-            t.add_column(col, justify="right" if col in ("MB/s", "LOAD TIME") else "left")
-        if output == "wide":
-            t.add_column("PROVISIONER")
-        for r in result.estimates:
-            cells = [literal(r.storage), r.kind, f"{r.throughput_mb_s:g}", f"{r.seconds:g} s"]
-            if output == "wide":
-                cells.append(literal(r.provisioner or "-"))
-            t.add_row(*cells)
-        con.print(t)
+        wide = output == "wide"
+        cols = [Col("STORAGE"), Col("KIND"), Col("MB/s", right=True), Col("LOAD TIME", right=True),
+                Col("PROVISIONER", drop=1)]
+        rows = [[literal(r.storage), r.kind, f"{r.throughput_mb_s:g}", f"{r.seconds:g} s", literal(r.provisioner or "-")]
+                for r in result.estimates]
+        show(con, cols, rows, wide=wide)
         con.print(f"\nModel {result.size_gb:g} GB; time = size / sustained read throughput (one reader).")
 
     emit(result, output, table)

@@ -1,7 +1,10 @@
 """The doctor report: status, fragmentation, pending GPU pods, defrag preview, audit — one object.
 
-Each section is computed by its own engine; this module only decides the order and keeps a
-failing optional section from hiding the others (its error is reported in the section).
+Each section is computed by its own engine; this module only decides the order and hands each
+engine the sections computed before it. With a namespace scope (-n NS) the pod-level sections
+(status pods, the fragmentation demand, pending pods, audit findings) are narrowed to NS; nodes,
+capacity and cluster-scoped findings stay. The defrag preview is cluster-wide: it plans for the
+cluster's largest pending GPU pod.
 """
 
 from __future__ import annotations
@@ -11,50 +14,77 @@ from typing import Any, Callable
 import msgspec
 
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
 from kubegpu.status import cluster_status
+
+
+class PhaseCounts(msgspec.Struct):
+    """What "Pending" counts. kubectl's phase=Pending also holds bound pods whose containers have
+    not started (volumes not mounted, images pulling); only unbound ones wait for a scheduler."""
+
+    phase_pending: int             # status.phase == Pending (what `kubectl get pods` calls Pending)
+    waiting_for_node: int          # of those, not bound to a node (kube-scheduler's queue)
+    waiting_for_node_gpu: int      # ... asking for GPUs (the "pending" section explains these)
+    bound_not_started: int         # bound to a node, containers not running (e.g. FailedMount)
+    bound_not_started_pods: list[str]
 
 
 class DoctorReport(msgspec.Struct):
     source: str
     server_version: str | None
     sections: dict[str, Any]
+    namespace: str | None = None
+    pending_phase: PhaseCounts | None = None   # with the "pending" section: what kubectl's Pending counts
 
 
-def _status(state: ClusterState, table: NodeTable, done: dict[str, Any]) -> Any:
-    report = cluster_status(state, table)
+Engine = Callable[[ClusterState, NodeTable, dict[str, Any], NamespaceScope], Any]
+
+
+def _status(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
+    report = cluster_status(state, table, scope)
     return {"totals": report.totals, "nodes": report.nodes}
 
 
-def _fragmentation(state: ClusterState, table: NodeTable, done: dict[str, Any]) -> Any:
-    from kubegpu.fragmentation.cluster import cluster_mix, cluster_placement
-    from kubegpu.fragmentation.report import frag_report
+def _fragmentation(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
+    from kubegpu.fragmentation.cluster import cluster_frag_report
 
-    return frag_report(cluster_placement(state, table), cluster_mix(state))
+    return cluster_frag_report(state, table=table, scope=scope)
 
 
-def _pending(state: ClusterState, table: NodeTable, done: dict[str, Any]) -> Any:
+def phase_counts(state: ClusterState, scope: NamespaceScope) -> PhaseCounts:
+    pending = [p for p in state.pods if p.status.phase == "Pending" and scope.includes(p.namespace)]
+    unbound = [p for p in pending if not p.spec.node_name]
+    bound = sorted(p.key for p in pending if p.spec.node_name)
+    return PhaseCounts(phase_pending=len(pending), waiting_for_node=len(unbound),
+                       waiting_for_node_gpu=sum(1 for p in unbound if state.gpu_demand(p).is_gpu),
+                       bound_not_started=len(bound), bound_not_started_pods=bound)
+
+
+def _pending(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
     from kubegpu.explain.summary import pending_summary
 
-    return pending_summary(state)
+    return [p for p in pending_summary(state) if scope.includes(p.pod.partition("/")[0])]
 
 
-def _defrag(state: ClusterState, table: NodeTable, done: dict[str, Any]) -> Any:
+def _defrag(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
     from kubegpu.defrag.preview import defrag_preview
 
     return defrag_preview(state)
 
 
-def _audit(state: ClusterState, table: NodeTable, done: dict[str, Any]) -> Any:
+def _audit(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
     from kubegpu.audit.engine import run_audit
 
-    # the audit's pitfall-1/2 checks read what the sections above already computed
-    return run_audit(state, table=table, pending=done.get("pending"), frag=done.get("fragmentation"))
+    # the audit's pitfall-1/2 checks read what the sections above already computed (whole cluster
+    # only: a namespace-narrowed section would not describe the cluster the checks judge)
+    reuse = scope.all
+    return run_audit(state, table=table, pending=done.get("pending") if reuse else None,
+                     frag=done.get("fragmentation") if reuse else None, scope=scope)
 
 
-# The doctor's sections, in report order: (key, engine). Each engine also sees the sections
-# computed before it, so nothing is computed twice.
-SECTIONS: list[tuple[str, Callable[[ClusterState, NodeTable, dict[str, Any]], Any]]] = [
+# The doctor's sections, in report order: (key, engine).
+SECTIONS: list[tuple[str, Engine]] = [
     ("status", _status),
     ("fragmentation", _fragmentation),
     ("pending", _pending),
@@ -63,12 +93,15 @@ SECTIONS: list[tuple[str, Callable[[ClusterState, NodeTable, dict[str, Any]], An
 ]
 
 
-def doctor_report(state: ClusterState, *, only: set[str] | None = None) -> DoctorReport:
+def doctor_report(state: ClusterState, *, only: set[str] | None = None,
+                  scope: NamespaceScope = NamespaceScope()) -> DoctorReport:
     """Run every section's engine over one state and one NodeTable."""
     table = NodeTable.from_cluster(state)
     sections: dict[str, Any] = {}
     for key, engine in SECTIONS:
         if only and key not in only:
             continue
-        sections[key] = engine(state, table, sections)
-    return DoctorReport(source=state.source, server_version=state.server_version, sections=sections)
+        sections[key] = engine(state, table, sections, scope)
+    return DoctorReport(source=state.source, server_version=state.server_version, sections=sections,
+                        namespace=scope.namespace,
+                        pending_phase=phase_counts(state, scope) if "pending" in sections else None)

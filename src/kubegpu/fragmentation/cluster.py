@@ -1,15 +1,18 @@
 """From a ClusterState to what the fragmentation engine needs: a placement state and the workload.
 
 The mix defaults to the cluster's own pods (every non-terminal pod, running or pending): what
-a cluster runs is the best guess of what it will be asked to run. GPU demand is physical
+a cluster runs is the best guess of what it will be asked to run. With a namespace scope (-n NS)
+the mix is that namespace's pods, measured against the whole cluster's free capacity (capacity is
+shared, so every pod stays placed). GPU demand is physical
 (`ClusterState.gpu_demand`: time-slicing units and MIG slices folded into device shares).
 """
 
 from __future__ import annotations
 
-from kubegpu.fragmentation.report import FragReport, frag_report
+from kubegpu.fragmentation.report import FragReport, demand_sizes, frag_report
 from kubegpu.fragmentation.shapes import ShapeMix, TaskShape, mix_from_tasks
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
 from kubegpu.scheduling.placement.state import PlacementState
 from kubegpu.scheduling.placement.task import MILLI, Task
@@ -27,9 +30,9 @@ def pod_task(cluster: ClusterState, pod) -> Task:
                 gpu_milli=min(milli, MILLI), models=demand.models, name=pod.key)
 
 
-def cluster_tasks(cluster: ClusterState) -> list[Task]:
-    """Every non-terminal pod of the cluster as a task."""
-    return [pod_task(cluster, p) for p in cluster.pods if not p.is_terminal]
+def cluster_tasks(cluster: ClusterState, scope: NamespaceScope = NamespaceScope()) -> list[Task]:
+    """Every non-terminal pod of the cluster (of the scope's namespace) as a task."""
+    return [pod_task(cluster, p) for p in cluster.pods if not p.is_terminal and scope.includes(p.namespace)]
 
 
 def cluster_placement(cluster: ClusterState, table: NodeTable | None = None) -> PlacementState:
@@ -41,12 +44,19 @@ def cluster_placement(cluster: ClusterState, table: NodeTable | None = None) -> 
     return PlacementState.from_node_table(table, placed=placed)
 
 
-def cluster_mix(cluster: ClusterState) -> ShapeMix:
+def cluster_mix(cluster: ClusterState, scope: NamespaceScope = NamespaceScope()) -> ShapeMix:
     """The cluster's own workload mix (or every whole-GPU size alike when it has no pods)."""
-    tasks = cluster_tasks(cluster)
+    tasks = cluster_tasks(cluster, scope)
     return mix_from_tasks(tasks) if tasks else WHOLE_GPU_SIZES_MIX
 
 
-def cluster_frag_report(cluster: ClusterState, mix: ShapeMix | None = None) -> FragReport:
+def cluster_frag_report(cluster: ClusterState, mix: ShapeMix | None = None, *, table: NodeTable | None = None,
+                        scope: NamespaceScope = NamespaceScope()) -> FragReport:
     """`kubegpu frag` for a cluster: physical GPUs, k-GPU capacity, stranded GPUs, the FGD measure."""
-    return frag_report(cluster_placement(cluster), mix if mix is not None else cluster_mix(cluster))
+    if mix is not None:
+        return frag_report(cluster_placement(cluster, table), mix, source="mix", namespace=scope.namespace)
+    tasks = cluster_tasks(cluster, scope)
+    has_gpu_pods = any(t.num_gpu > 0 for t in tasks)
+    return frag_report(cluster_placement(cluster, table), mix_from_tasks(tasks) if tasks else WHOLE_GPU_SIZES_MIX,
+                       source="pods" if has_gpu_pods else "default", namespace=scope.namespace,
+                       demand=demand_sizes(tasks))

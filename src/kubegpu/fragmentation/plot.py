@@ -1,77 +1,95 @@
-"""A picture of a cluster's GPU devices: used, free and usable, free but stranded.
+"""The GPU map as a picture: one bordered cell per physical device, one row per GPU node.
 
-One row per GPU node, one cell per physical device. A free share is *stranded* when no GPU
-shape of the workload mix could use it on that node now (too small, or the node lacks the CPU
-or the GPU model for every shape that would fit) — the part of F_n(M) an operator can see.
+Used devices are coloured by the owner's workload class (training, inference, other), darker for
+higher priority; free devices are green, stranded ones red and hatched, free devices of cordoned
+nodes grey. The legend lists only what the picture shows, and a footnote says that device
+positions are packed (the API does not say which device index a pod holds). Data: `gpumap.gpu_map`.
 Returns a matplotlib Figure (Agg); writing it is the caller's job.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import io
 
-from kubegpu.fragmentation.shapes import ShapeMix
-from kubegpu.scheduling.placement.state import PlacementState
+from kubegpu.fragmentation.gpumap import FREE, PARTLY_USED, STRANDED, UNAVAILABLE, USED, GpuMap
 
-PADDING, USED, FREE, PARTLY_FREE, STRANDED, ISOLATED = range(6)
-COLOURS = ["#ffffff", "#5b6770", "#2ca02c", "#98df8a", "#d62728", "#ff9f1c"]
-LABELS = ["", "allocated", "free", "partly used, rest usable", "free but stranded",
-          "free, too few on the node for the mix's multi-GPU pods"]
+# class -> colours from light (lowest priority present) to dark (highest)
+CLASS_COLOURS = {"training": ["#9ecae1", "#4292c6", "#08519c"], "inference": ["#fdae6b", "#f16913", "#a63603"],
+                 "other": ["#cbc9e2", "#9e9ac8", "#6a51a3"]}
+STATE_STYLE = {FREE: ("#74c476", "", "free, usable"), STRANDED: ("#fcbba1", "xx", "free but stranded"),
+               UNAVAILABLE: ("#d9d9d9", "//", "free, node cordoned"), PARTLY_USED: (None, "..", "partly used")}
 
 
-def device_categories(state: PlacementState, mix: ShapeMix) -> np.ndarray:
-    """int[n, D]: the category of every device cell (constants above)."""
-    access = mix.access(state.gpu_model, state.gpu_models) & mix.is_gpu[None, :]
-    cpu_ok = state.cpu_free[:, None] >= mix.cpu_milli[None, :]
-    usable_shape = access & cpu_ok                                             # [n, m]
-    # the smallest per-device share any usable shape asks on each node (inf if none)
-    share = np.where(usable_shape, mix.gpu_milli[None, :], np.iinfo(np.int32).max).min(axis=1)
-    free, total = state.dev_free, state.dev_total
-    out = np.full(free.shape, PADDING, dtype=np.int8)
-    out[(total > 0) & (free == 0)] = USED
-    has_free = (total > 0) & (free > 0)
-    usable = has_free & (free >= share[:, None])
-    out[usable & (free == total)] = FREE
-    out[usable & (free < total)] = PARTLY_FREE
-    out[has_free & ~usable] = STRANDED
-    # whole free devices that no multi-GPU shape of the mix can use: fewer on the node than the
-    # smallest multi-GPU request (the demo's "87% allocated, no 2-GPU pod fits")
-    multi = mix.num_gpu[mix.is_gpu & (mix.num_gpu >= 2)]
-    if multi.size:
-        whole_free = ((total > 0) & (free == total)).sum(axis=1)
-        lonely = (whole_free > 0) & (whole_free < int(multi.min()))
-        out[(out == FREE) & lonely[:, None]] = ISOLATED
+def _priority_shades(gmap: GpuMap) -> dict[tuple[str, int], str]:
+    """(class, priority) -> colour: priorities ranked within each class, darker is higher."""
+    present: dict[str, set[int]] = {}
+    for node in gmap.nodes:
+        for d in node.devices:
+            if d.workload_class is not None and d.priority is not None:
+                present.setdefault(d.workload_class, set()).add(d.priority)
+    out = {}
+    for cls, prios in present.items():
+        ranked = sorted(prios)
+        shades = CLASS_COLOURS.get(cls, CLASS_COLOURS["other"])
+        for r, p in enumerate(ranked):
+            idx = len(shades) - 1 if len(ranked) == 1 else round(r * (len(shades) - 1) / (len(ranked) - 1))
+            out[(cls, p)] = shades[idx]
     return out
 
 
-def frag_figure(state: PlacementState, mix: ShapeMix, *, max_nodes: int = 400):
-    """The device map of the GPU nodes (the `max_nodes` most fragmented first when there are more)."""
+def gpu_map_figure(gmap: GpuMap, *, max_nodes: int = 400):
+    """The picture of `gmap` (the `max_nodes` nodes with most stranded GPU first when there are more)."""
     import matplotlib
 
     matplotlib.use("Agg")
-    from matplotlib.colors import ListedColormap
     from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
+    from matplotlib.patches import Patch, Rectangle
 
-    cats = device_categories(state, mix)
-    gpu_nodes = np.flatnonzero(state.gpu_count > 0)
-    stranded = (cats == STRANDED).sum(axis=1)
-    order = gpu_nodes[np.lexsort((gpu_nodes, -stranded[gpu_nodes]))][:max_nodes]
-    grid = cats[order][:, : max(int(state.gpu_count.max(initial=1)), 1)]
-    height = min(2 + 0.18 * len(order), 60)
-    fig = Figure(figsize=(2 + 0.5 * grid.shape[1], height))
+    nodes = sorted(gmap.nodes, key=lambda n: (-float(n.stranded_gpus), n.name))[:max_nodes] \
+        if len(gmap.nodes) > max_nodes else gmap.nodes
+    width = max((len(n.devices) for n in nodes), default=1)
+    label_chars = max((len(n.name) for n in nodes), default=4)
+    fig = Figure(figsize=(2.2 + 0.075 * label_chars + 0.55 * width, 1.9 + 0.36 * max(len(nodes), 1)))
     ax = fig.add_subplot()
-    ax.imshow(grid if grid.size else np.zeros((1, 1)), cmap=ListedColormap(COLOURS), vmin=0, vmax=len(COLOURS) - 1,
-              aspect="auto", interpolation="nearest")
-    ax.set_yticks(range(len(order)), [state.names[i] for i in order], fontsize=6)
-    ax.set_xticks(range(grid.shape[1]), [str(d) for d in range(grid.shape[1])])
+    shades = _priority_shades(gmap)
+    legend: dict[str, Patch] = {}
+    for row, node in enumerate(nodes):
+        for d in node.devices:
+            if d.state in (USED, PARTLY_USED) and d.workload_class is not None:
+                colour = shades[(d.workload_class, d.priority)]
+                hatch = ".." if d.state == PARTLY_USED else ""
+                label = f"{d.workload_class}, priority {d.priority}"
+                legend.setdefault(label, Patch(facecolor=colour, edgecolor="#333333", label=label))
+            else:
+                colour, hatch, label = STATE_STYLE.get(d.state, ("#bdbdbd", "", d.state))
+                colour = colour or "#bdbdbd"
+            if d.state in STATE_STYLE:
+                style = STATE_STYLE[d.state]
+                legend.setdefault(style[2], Patch(facecolor=style[0] or "#ffffff", hatch=style[1],
+                                                  edgecolor="#333333", label=style[2]))
+            ax.add_patch(Rectangle((d.index, row), 0.92, 0.84, facecolor=colour, edgecolor="#333333",
+                                   linewidth=0.8, hatch=hatch))
+    ax.set_xlim(-0.1, width)
+    ax.set_ylim(max(len(nodes), 1) - 0.05, -0.1)
+    ax.set_yticks([r + 0.42 for r in range(len(nodes))], [n.name for n in nodes], fontsize=8)
+    ax.set_xticks([d + 0.46 for d in range(width)], [str(d) for d in range(width)], fontsize=8)
     ax.xaxis.tick_top()
-    ax.xaxis.set_label_position("top")
-    ax.set_xlabel("GPU device")
-    ax.set_title(f"GPU devices of {len(gpu_nodes)} GPU nodes: {int((cats == STRANDED).sum())} stranded, "
-                 f"{int((cats == ISOLATED).sum())} free but isolated", fontsize=9)
-    ax.legend(handles=[Patch(color=COLOURS[c], label=LABELS[c])
-                       for c in (USED, FREE, PARTLY_FREE, STRANDED, ISOLATED)],
-              loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=2, fontsize=7)
-    fig.tight_layout()
+    ax.tick_params(length=0)
+    for side in ("top", "right", "bottom", "left"):
+        ax.spines[side].set_visible(False)
+    shown = "" if len(nodes) == len(gmap.nodes) else f" ({len(nodes)} with the most stranded GPU shown)"
+    ax.set_title(f"GPU map: {len(gmap.nodes)} GPU nodes{shown}, {gmap.free_gpus:g} free GPUs, "
+                 f"{gmap.stranded_gpus:g} stranded for {gmap.reference_size}-GPU pods", fontsize=10)
+    ax.legend(handles=list(legend.values()), loc="upper center", bbox_to_anchor=(0.5, -0.02),
+              ncol=min(3, max(len(legend), 1)), fontsize=7, frameon=False)
+    fig.text(0.01, 0.005, "Device positions are packed: the Kubernetes API does not say which device index "
+             "a pod holds.", fontsize=6.5, color="#555555")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig
+
+
+def figure_png(fig, dpi: int = 110) -> bytes:
+    """A matplotlib Figure as PNG bytes."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()

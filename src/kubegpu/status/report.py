@@ -10,6 +10,7 @@ import msgspec
 
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import MILLI
+from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
 
 
@@ -19,7 +20,9 @@ class GpuCounts(msgspec.Struct):
     free: int | float
 
 
-class NodeStatusRow(msgspec.Struct, omit_defaults=True):
+class NodeStatusRow(msgspec.Struct):
+    """One node. `pods`/`gpu_pods` count the pods in the namespace scope; GPU numbers are the node's."""
+
     name: str
     pool: str
     gpu_model: str | None
@@ -34,6 +37,7 @@ class NodeStatusRow(msgspec.Struct, omit_defaults=True):
     replicas: int = 1
     advertised: int = 0
     devices_milli_used: list[int] = []
+    namespace_gpus: int | float = 0
 
 
 class Totals(msgspec.Struct):
@@ -48,6 +52,7 @@ class StatusReport(msgspec.Struct):
     totals: Totals
     source: str = ""
     server_version: str | None = None
+    namespace: str | None = None
 
 
 def gpus(milli: int) -> int | float:
@@ -62,16 +67,20 @@ def _counts(total: int, used: int, scale: float = 1.0) -> GpuCounts:
                      free=round((total - used) / scale, 2))
 
 
-def cluster_status(state: ClusterState, table: NodeTable | None = None) -> StatusReport:
-    """Per-node GPU status and cluster totals."""
-    t = table or NodeTable.from_cluster(state)
+def cluster_status(state: ClusterState, table: NodeTable | None = None,
+                   scope: NamespaceScope = NamespaceScope()) -> StatusReport:
+    """Per-node GPU status and cluster totals; pods counted only in `scope` (nodes are cluster-scoped).
+
+    `devices_milli_used` is every device's milli-GPU in use on every GPU node (shared or not), and
+    `namespace_gpus` the GPUs held by the scope's pods on that node."""
+    t = table if table is not None else NodeTable.from_cluster(state)
     rows = []
     for i, node in enumerate(state.nodes):
         info = state.node_gpus[node.name]
         total = int(t.dev_total[i].sum())
         used = int(t.dev_used[i].sum())
-        pods = state.pods_by_node.get(node.name, [])
-        shared = info.sharing != "none"
+        pods = [p for p in state.pods_by_node.get(node.name, []) if scope.includes(p.namespace)]
+        held = sum(state.gpu_demand(p, node.name).total_milli for p in pods)
         rows.append(NodeStatusRow(
             name=node.name, pool=t.pool[i], gpu_model=info.model if info.physical else None,
             gpus=GpuCounts(total=gpus(total), allocated=gpus(used), free=gpus(total - used)),
@@ -81,11 +90,13 @@ def cluster_status(state: ClusterState, table: NodeTable | None = None) -> Statu
             cpu=_counts(int(t.cpu_alloc[i]), int(t.cpu_used[i]), 1000.0),
             memory_gib=_counts(int(t.mem_alloc[i]), int(t.mem_used[i]), float(2**30)),
             replicas=info.replicas, advertised=info.advertised,
-            devices_milli_used=[int(x) for x in t.dev_used[i, : info.physical]] if shared else [],
+            devices_milli_used=[int(x) for x in t.dev_used[i, : info.physical]],
+            namespace_gpus=gpus(int(held)),
         ))
     total = int(t.dev_total.sum())
     used = int(t.dev_used.sum())
     totals = Totals(nodes=len(rows), gpu_nodes=int((t.gpu_count > 0).sum()),
                     gpus=GpuCounts(total=gpus(total), allocated=gpus(used), free=gpus(total - used)),
                     allocation_ratio=round(used / total, 4) if total else 0.0)
-    return StatusReport(nodes=rows, totals=totals, source=state.source, server_version=state.server_version)
+    return StatusReport(nodes=rows, totals=totals, source=state.source, server_version=state.server_version,
+                        namespace=scope.namespace)

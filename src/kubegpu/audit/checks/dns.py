@@ -11,6 +11,7 @@ from kubegpu.audit.findings import CLUSTER_OBJECT, Hit, Patch
 from kubegpu.audit.workloads import controller_templates
 from kubegpu.model.kinds import Workload
 from kubegpu.model.selectors import selector_matches
+from kubegpu.model.text import counted
 
 DNS_NAMES = ("coredns", "kube-dns")
 CPA = "cluster-proportional-autoscaler"
@@ -77,7 +78,7 @@ def coredns_replicas(ctx: AuditContext) -> Iterator[Hit]:
     have = dep.spec.replicas if dep.spec.replicas is not None else 1
     if have < want:
         yield Hit(object=dep.ref,
-                  message=f"{have} replica(s) for {nodes} nodes and {cores:.0f} cores; the proportional "
+                  message=f"{counted(have, 'replica')} for {counted(nodes, 'node')} and {cores:.0f} cores; the proportional "
                           f"formula asks for {want}",
                   patch=Patch(kind="command", target=dep.ref,
                               content=f"kubectl -n {dep.namespace} scale deployment {dep.name} --replicas={want}"))
@@ -96,7 +97,7 @@ def coredns_without_autoscaler(ctx: AuditContext) -> Iterator[Hit]:
             line = " ".join([c.image or "", *c.command, *c.args]).lower()
             if CPA in line and dep.name in line:
                 return
-    yield Hit(object=dep.ref, message=f"fixed at {dep.spec.replicas or 1} replica(s): no HPA and no "
+    yield Hit(object=dep.ref, message=f"fixed at {counted(dep.spec.replicas or 1, 'replica')}: no HPA and no "
                                       "cluster-proportional-autoscaler follows the cluster's size")
 
 

@@ -11,6 +11,7 @@ from kubegpu.audit.findings import Hit
 from kubegpu.audit.workloads import all_pod_templates
 from kubegpu.model.kinds import Pod
 from kubegpu.scheduling.filters.tainttoleration import FILTER_EFFECTS, tolerates
+from kubegpu.model.text import counted
 
 # Taints that nodes carry for a while by design (conditions, autoscaler marks): not a pitfall.
 TRANSIENT_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/", "karpenter.sh/",
@@ -39,7 +40,7 @@ def _own_reason(ctx: AuditContext, pod: Pod) -> str:
     free = ctx.free_whole_gpus[ctx.model_mask(demand.models)]
     largest = int(free.max(initial=0))
     models = f" of model {', '.join(sorted(demand.models))}" if demand.models else ""
-    return f"needs {demand.num_gpu} GPU(s){models}; the most free on one schedulable node is {largest}"
+    return f"needs {counted(demand.num_gpu, 'GPU')}{models}; the most free on one schedulable node is {largest}"
 
 
 def pending_gpu_pods(ctx: AuditContext) -> Iterator[Hit]:

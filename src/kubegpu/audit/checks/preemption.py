@@ -12,6 +12,7 @@ from kubegpu.audit.workloads import GpuWorkload, PodTemplate
 from kubegpu.model.kinds import GenericObject, Workload
 from kubegpu.model.pools import node_pool
 from kubegpu.model.selectors import selector_matches
+from kubegpu.model.text import counted
 
 # Labels that change per pod or per revision: never part of a PDB selector we propose.
 VOLATILE_LABELS = ("pod-template-hash", "controller-revision-hash", "statefulset.kubernetes.io/pod-name",
@@ -75,7 +76,7 @@ def inference_preempts_training(ctx: AuditContext) -> Iterator[Hit]:
                     "description": pc.description or "inference: queued first, never preempts training"}
         yield Hit(object=pc.ref,
                   message=f"inference pods of class {name} (value {pc.value}, {policy}) can preempt "
-                          f"{len(victims)} training workload(s), e.g. {lowest[0].ref} at priority {lowest[1][0]}",
+                          f"{counted(len(victims), 'training workload')}, e.g. {lowest[0].ref} at priority {lowest[1][0]}",
                   evidence=(f"inference: {', '.join(w.ref for w in users[:5])}",
                             f"training: {', '.join(w.ref for w, _ in victims[:5])}",
                             "preemptionPolicy is immutable: delete and recreate the PriorityClass"),
@@ -106,7 +107,7 @@ def training_without_pdb(ctx: AuditContext) -> Iterator[Hit]:
             continue
         manifest = _pdb_manifest(w)
         yield Hit(object=w.ref,
-                  message=f"no PodDisruptionBudget covers its {w.replicas} pod(s): drains and autoscaler "
+                  message=f"no PodDisruptionBudget covers its {counted(w.replicas, 'pod')}: drains and autoscaler "
                           "scale-down evict them freely",
                   patch=Patch(kind="manifest", content=manifest) if manifest else None)
 

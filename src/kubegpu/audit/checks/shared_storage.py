@@ -98,7 +98,7 @@ def nfs_soft_mount(ctx: AuditContext) -> Iterator[Hit]:
     """KG-803."""
     for ref, options in _nfs_targets(ctx):
         if "soft" in _options(options):
-            yield Hit(object=ref, message=f"mountOptions {list(options)} include soft: reads fail with EIO "
+            yield Hit(object=ref, message=f"mountOptions {', '.join(options)} include soft: reads fail with EIO "
                                           "under load")
 
 

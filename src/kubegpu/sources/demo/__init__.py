@@ -12,7 +12,7 @@ from __future__ import annotations
 import msgspec
 
 from kubegpu.errors import UsageError
-from kubegpu.sources.demo.addons import addon_objects
+from kubegpu.sources.demo.addons import addon_objects, gang_scheduler_objects
 from kubegpu.sources.demo.builders import NOW, ago, rfc3339
 from kubegpu.sources.demo.events import failed_mount_events
 from kubegpu.sources.demo.inference import inference_objects
@@ -53,6 +53,7 @@ def demo_objects(variant: str = "pitfalls") -> list[dict]:
     objs += system_objects(variant, nodes, placer)
     objs += storage_objects(variant)
     objs += inference_objects(variant, placer)
+    objs += gang_scheduler_objects(variant, placer)
     objs += training_objects(variant)
     if variant == "pitfalls":
         objs += pending_objects()

@@ -200,3 +200,32 @@ def addon_objects(variant: str, placer: CpuPlacer) -> list[dict]:
     objs += _simple_deployment("mlflow", "ml-platform", "ghcr.io/mlflow/mlflow:v3.6.0", replicas=2,
                                cpu="1", memory="4Gi", placer=placer, days=40)
     return objs
+
+
+GANG_SCHEDULER_NAME = "scheduler-plugins-scheduler"
+_SCHEDULER_CONFIG = f"""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+profiles:
+- schedulerName: {GANG_SCHEDULER_NAME}
+  plugins:
+    multiPoint:
+      enabled:
+      - name: Coscheduling
+"""
+
+
+def gang_scheduler_objects(variant: str, placer: CpuPlacer) -> list[dict]:
+    """Clean only: the scheduler-plugins second scheduler (Coscheduling) that the gang pods name.
+
+    Placed last, so the CPU placement of every other demo pod stays as it was."""
+    if variant != "clean":
+        return []
+    objs = _simple_deployment(GANG_SCHEDULER_NAME, "scheduler-plugins",
+                              "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.33.5", replicas=1, cpu="100m",
+                              memory="256Mi", placer=placer, days=60,
+                              args=["--config=/etc/kubernetes/scheduler-config.yaml"])
+    cm = obj("v1", "ConfigMap", "scheduler-config", "scheduler-plugins", created=ago(days=90))
+    cm["data"] = {"scheduler-config.yaml": _SCHEDULER_CONFIG}
+    return objs + [cm]

@@ -35,6 +35,7 @@ NCCL_PORTS = (50000, 51000)
 CHECKPOINT_PVC = "training-checkpoints"
 EFA = "vpc.amazonaws.com/efa"
 GANG_LABEL = "scheduling.x-k8s.io/pod-group"
+GANG_SCHEDULER_NAME = "scheduler-plugins-scheduler"
 
 
 def _train_container(variant: str, name: str, image: str, *, gpus: int, cpu: str, memory: str,
@@ -70,6 +71,8 @@ def _template(variant: str, app: str, ctr: dict, volumes: list[dict], *, annotat
               restart: str = "Never", extra_labels: dict | None = None) -> dict:
     spec: dict = {"priorityClassName": "training-low", "tolerations": [dict(GPU_TOLERATION)],
                   "volumes": volumes, "restartPolicy": restart, "terminationGracePeriodSeconds": 120}
+    if variant == "clean" and GANG_LABEL in (extra_labels or {}):
+        spec["schedulerName"] = GANG_SCHEDULER_NAME  # the coscheduling scheduler enforces the gang
     if variant == "clean":
         spec["nodeSelector"] = {"pool": "training"}
         spec["securityContext"] = {"sysctls": [{"name": "net.ipv4.ip_local_port_range",
