@@ -7,6 +7,7 @@ import sys
 
 import click
 from rich.progress import Progress
+from rich.table import Table
 
 from kubegpu.cli.options import check_seeds, output_option, source_options
 from kubegpu.cli.render import console, emit, write_atomic
