@@ -96,6 +96,9 @@ def _try_host(work: WorkState, t: TargetSpec, n: int, units: list[int], score: D
     prob = work.problem
     sf = _Shortfall(work, t, n)
     rooms = {u: sf.room(work, u, n) for u in units}
+    # a unit that frees nothing the host lacks only adds moves to any subset: leave it out
+    units = [u for u in units if any(x > 0 for x in rooms[u][0]) or (sf.slots > 0 and rooms[u][1] > 0)
+             or (sf.whole > 0 and rooms[u][2] > 0)]
     cost = {u: prob.units[u].cost for u in units}
     pods_of = {u: len(prob.units[u].members) for u in units}
     best: WorkState | None = None

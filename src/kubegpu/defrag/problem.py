@@ -68,7 +68,9 @@ class DefragProblem:
     standing: dict[str, Evictability]
     ledger: BudgetLedger
     now: datetime
-    _dest: dict[int, np.ndarray] = field(default_factory=dict)
+    _dest: dict[int, np.ndarray] = field(default_factory=dict)          # this plan's masks (bans applied)
+    _dest_shared: dict[int, np.ndarray] = field(default_factory=dict)   # every plan's masks, no bans
+    _cache: dict = field(default_factory=dict)  # derived, read-only facts shared by every plan's copy
 
     @property
     def n(self) -> int:
@@ -77,17 +79,17 @@ class DefragProblem:
     @property
     def on_node(self) -> list[list[int]]:
         """Candidates per node (by home), computed once."""
-        cached = getattr(self, "_on_node", None)
+        cached = self._cache.get("on_node")
         if cached is None:
             cached = [[] for _ in range(self.n)]
             for p, h in enumerate(self.home.tolist()):
                 cached[h].append(p)
-            self._on_node = cached
+            self._cache["on_node"] = cached
         return cached
 
     def room(self, u: int, n: int) -> tuple[np.ndarray, int, int]:
         """What unit u gives back on node n: (resource vector, pod slots, whole devices); cached."""
-        cache = self.__dict__.setdefault("_room", {})
+        cache = self._cache.setdefault("room", {})
         key = (u, n)
         hit = cache.get(key)
         if hit is None:
@@ -136,9 +138,13 @@ class DefragProblem:
         """bool[n]: nodes the replacement of candidate p may land on, room aside (cached)."""
         mask = self._dest.get(p)
         if mask is None:
-            pod = self.pods[p]
-            mask = self.static_mask(replacement_of(pod), exclude=pod.key)
-            mask[self.home[p]] = False
+            mask = self._dest_shared.get(p)
+            if mask is None:
+                pod = self.pods[p]
+                mask = self.static_mask(replacement_of(pod), exclude=pod.key)
+                mask[self.home[p]] = False
+                mask.flags.writeable = False  # shared by every plan on this problem
+                self._dest_shared[p] = mask
             self._dest[p] = mask
         return mask
 

@@ -28,7 +28,6 @@ from kubegpu.scheduling.preemption import PreemptionResult
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion
 
-from kubegpu.explain.report import Remedy
 from kubegpu.explain.templates import node_templates
 from kubegpu.explain.variants import (
     fitting_nodes,
@@ -37,6 +36,17 @@ from kubegpu.explain.variants import (
     without_required_node_affinity,
     without_selector_key,
 )
+
+class Remedy(msgspec.Struct, omit_defaults=True):
+    """One way to get the pod scheduled; `cost` orders remedies by how big a change they ask."""
+
+    kind: str
+    summary: str
+    cost: int
+    fits_nodes: int | None = None
+    details: dict = {}
+
+
 
 def lost_gpu_hours(state: ClusterState, pod: Pod) -> dict:
     """What evicting a victim throws away, priced by the one cost model the defrag planner uses:
@@ -124,34 +134,30 @@ def smaller_request_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, v: 
 
 
 MAX_PLANNED_MOVES = 8
-MAX_HOSTS_PER_PLAN = 16
+PLAN_EXACT = "auto"  # as `kubegpu defrag --for`: the exact solver on small instances, so both give one plan
+MAX_HOSTS_PER_PLAN = 16  # hosts tried per target, best lower bound first (defrag --for tries more)
 
 
 class MovePlanner:
     """Move remedies from the defrag planner (one set of safety rules, every filter checked).
 
     One planning problem is built per beneficiary priority and shared by the pods of that
-    priority; after `limit` plans the rest are left to `kubegpu defrag --for POD`, so
-    `why --all` on thousands of pending pods stays fast. Explicit object, one per why run.
+    priority (its per-pod destination masks too); `why --all` asks once per pod shape (see
+    explain.batch), so every pending workload gets its plan. Explicit object, one per why run.
     """
 
-    def __init__(self, state, *, limit: int | None = None, snapshot: SchedulingSnapshot | None = None,
+    def __init__(self, state, *, snapshot: SchedulingSnapshot | None = None,
                  gangs: dict[str, Gang] | None = None) -> None:
         self.state = state
         self.snapshot = snapshot
         self.gangs = gangs
-        self.limit = limit
         self.planned = 0
-        self.skipped: list[str] = []
         self._problems: dict[int, object] = {}
 
     def plan(self, target: str):
         from kubegpu.defrag.plan import Goal
         from kubegpu.defrag.planner import plan_defrag, problem_for
 
-        if self.limit is not None and self.planned >= self.limit:
-            self.skipped.append(target)
-            return None
         self.planned += 1
         prio = self.state.priority_of(self.state.pod(*target.split("/", 1)))
         problem = self._problems.get(prio)
@@ -159,14 +165,15 @@ class MovePlanner:
             prio, problem = problem_for(self.state, target, gangs=self.gangs,
                                         snapshot=self.snapshot.copy() if self.snapshot is not None else None)
             self._problems[prio] = problem
-        return plan_defrag(self.state, Goal(kind="pod", pod=target, max_moves=MAX_PLANNED_MOVES), exact="never",
-                           problem=problem, max_hosts=MAX_HOSTS_PER_PLAN, with_frag=False, gangs=self.gangs)
+        return plan_defrag(self.state, Goal(kind="pod", pod=target, max_moves=MAX_PLANNED_MOVES),
+                           exact=PLAN_EXACT, problem=problem, max_hosts=MAX_HOSTS_PER_PLAN, with_frag=False,
+                           gangs=self.gangs)
 
 
 def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | None, v: KubeVersion,
                 gangs: dict[str, Gang], planner: MovePlanner | None = None) -> Remedy | None:
     """The defrag planner's fewest safe moves that make room; None when no plan within
-    MAX_PLANNED_MOVES exists (or the planner's budget for this run is spent)."""
+    MAX_PLANNED_MOVES exists."""
     target = sorted(gang.pending, key=lambda p: p.name)[0].key if gang and gang.pending else outcome.pod.key
     plan = (planner or MovePlanner(snap.state)).plan(target)
     if plan is None or not plan.feasible or not plan.moves:

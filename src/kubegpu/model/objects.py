@@ -257,6 +257,7 @@ class PodSpec(_Obj):
     termination_grace_period_seconds: int | None = None
     security_context: dict[str, Any] | None = None
     resource_claims: list[dict[str, Any]] = []  # DRA claims; DynamicResources reads them
+    resources: "ResourceRequirements | None" = None  # pod-level resources (KEP-2837)
 
 
 class PodCondition(_Obj):
