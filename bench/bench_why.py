@@ -27,9 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic_cluster import write_synthetic  # noqa: E402
 
 
-# the installed command; the module's entry point when it is not on PATH (same code either way)
-KUBEGPU = [shutil.which("kubegpu")] if shutil.which("kubegpu") else [
-    sys.executable, "-c", "import sys; from kubegpu.cli.main import main; sys.exit(main())"]
+# the installed command; its module when it is not on PATH (same entry point either way)
+KUBEGPU = [shutil.which("kubegpu")] if shutil.which("kubegpu") else [sys.executable, "-m", "kubegpu.cli.main"]
 
 
 def run_case(name: str, dump: Path, out: Path) -> dict:

@@ -170,7 +170,12 @@ def make_room(work: WorkState, t: TargetSpec, score: DestScore, forbidden: np.nd
             idx[np.lexsort((idx, out.free[idx].sum(axis=1)))[0]])
         out.host(t, n)
         return out
-    candidates = _screen(work, t, np.flatnonzero(t.mask & ~forbidden), 4 * max_hosts)
+    allowed = t.mask & ~forbidden
+    if (work.free[allowed].sum(axis=0) < t.vec).any():
+        # moves only relocate free room (a moved pod takes its requests along), so room that the
+        # allowed nodes lack in total cannot be made on any one of them
+        return None
+    candidates = _screen(work, t, np.flatnonzero(allowed), 4 * max_hosts)
     ranked = []
     for n in candidates.tolist():
         units = _units_on(work, n)

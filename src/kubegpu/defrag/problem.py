@@ -71,6 +71,7 @@ class DefragProblem:
     _dest: dict[int, np.ndarray] = field(default_factory=dict)          # this plan's masks (bans applied)
     _dest_shared: dict[int, np.ndarray] = field(default_factory=dict)   # every plan's masks, no bans
     _cache: dict = field(default_factory=dict)  # derived, read-only facts shared by every plan's copy
+    same_pool: bool = False     # destinations only in the pod's own node pool (the pool separation)
 
     @property
     def n(self) -> int:
@@ -145,8 +146,22 @@ class DefragProblem:
                 mask[self.home[p]] = False
                 mask.flags.writeable = False  # shared by every plan on this problem
                 self._dest_shared[p] = mask
+            if self.same_pool:
+                mask = mask & self.pool_mates(int(self.home[p]))
             self._dest[p] = mask
         return mask
+
+    def pool_mates(self, n: int) -> np.ndarray:
+        """bool[n]: nodes in node n's pool (same pool label, or both without one)."""
+        codes = self._cache.get("pool_codes")
+        if codes is None:
+            pools = self.snapshot.pools
+            names = {p: k for k, p in enumerate(sorted(set(pools)))}
+            codes = self._cache["pool_codes"] = np.asarray([names[p] for p in pools], dtype=np.int32)
+        return codes == codes[n]
+
+    def crosses_pools(self, p: int, n: int) -> bool:
+        return not bool(self.pool_mates(int(self.home[p]))[n])
 
     @property
     def _index(self) -> dict[str, int]:

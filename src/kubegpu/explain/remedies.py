@@ -7,7 +7,7 @@ cost 3  move-pods    move a few pods to make room (the defrag planner's fewest s
 cost 4  smaller      ask for k GPUs instead
 cost 5  scale        add a node from a node group the cluster already has
 cost 9  never        no node shape in this cluster can ever hold the pod, and why
-When the pod can never fit on the nodes that exist, scale (if any group fits) and never lead.
+When the pod can never fit on the nodes that exist as written, that verdict leads.
 """
 
 from __future__ import annotations
@@ -133,7 +133,6 @@ def smaller_request_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, v: 
     return None
 
 
-MAX_PLANNED_MOVES = 8
 PLAN_EXACT = "auto"  # as `kubegpu defrag --for`: the exact solver on small instances, so both give one plan
 MAX_HOSTS_PER_PLAN = 16  # hosts tried per target, best lower bound first (defrag --for tries more)
 
@@ -165,15 +164,15 @@ class MovePlanner:
             prio, problem = problem_for(self.state, target, gangs=self.gangs,
                                         snapshot=self.snapshot.copy() if self.snapshot is not None else None)
             self._problems[prio] = problem
-        return plan_defrag(self.state, Goal(kind="pod", pod=target, max_moves=MAX_PLANNED_MOVES),
+        # the goal `kubegpu defrag --for POD` plans by default, so both give one plan
+        return plan_defrag(self.state, Goal(kind="pod", pod=target),
                            exact=PLAN_EXACT, problem=problem, max_hosts=MAX_HOSTS_PER_PLAN, with_frag=False,
                            gangs=self.gangs)
 
 
 def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | None, v: KubeVersion,
                 gangs: dict[str, Gang], planner: MovePlanner | None = None) -> Remedy | None:
-    """The defrag planner's fewest safe moves that make room; None when no plan within
-    MAX_PLANNED_MOVES exists."""
+    """The defrag planner's fewest safe moves that make room; None when no plan exists."""
     target = sorted(gang.pending, key=lambda p: p.name)[0].key if gang and gang.pending else outcome.pod.key
     plan = (planner or MovePlanner(snap.state)).plan(target)
     if plan is None or not plan.feasible or not plan.moves:
@@ -185,8 +184,11 @@ def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | N
     who = "the gang" if gang else "the pod"
     return Remedy(kind="move-pods", cost=3, fits_nodes=len(freed),
                   summary=(f"move {len(moves)} pod(s) to make room on {', '.join(freed)}: {steps}; then {who} fits "
-                           f"({plan.total_cost_gpu_hours:g} GPU-hours of work lost; plan: kubegpu defrag --for {target})"),
+                           f"({plan.total_cost_gpu_hours:g} GPU-hours of work lost; plan: kubegpu defrag --for {target})"
+                           + ("; moves pods across node pools: no plan inside the pools exists"
+                              if plan.crosses_pools else "")),
                   details={"moves": moves, "gpu_hours_lost": plan.total_cost_gpu_hours,
+                           "crosses_pools": plan.crosses_pools,
                            "targets": [{"pod": t.pod, "node": t.node} for t in plan.targets]})
 
 
@@ -274,7 +276,6 @@ def rank_remedies(snap: SchedulingSnapshot, outcome: FilterOutcome, preemption: 
         remedies.append(Remedy(kind="never", cost=9, summary=f"as written, no node in this cluster can ever hold it: {why}",
                                details={"why": why}))
     remedies.sort(key=lambda r: r.cost)
-    if never and not any(r.cost <= 1 for r in remedies):
-        lead = [r for r in remedies if r.kind in ("scale-node-group", "never")]
-        remedies = lead + [r for r in remedies if r not in lead]
+    if never:  # the verdict comes first when it holds, then every change by size
+        remedies = [r for r in remedies if r.kind == "never"] + [r for r in remedies if r.kind != "never"]
     return remedies
