@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kubegpu.model.kinds import Pod
 from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, PreFilterResult, Status
 from kubegpu.scheduling.registry import DEFAULT_FILTERS
-from kubegpu.scheduling.snapshot import NodeView, PodInfo, SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion
+
+if TYPE_CHECKING:  # annotations only: snapshot.filter_pod imports this module
+    from kubegpu.scheduling.snapshot import NodeView, PodInfo, SchedulingSnapshot
 
 OUTSIDE_PREFILTER = -2  # node left out by a PreFilterResult
 FITS = -1

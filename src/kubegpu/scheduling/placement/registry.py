@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kubegpu.errors import UsageError
-from kubegpu.fragmentation.shapes import ShapeMix
+from kubegpu.scheduling.placement.measure import ShapeMix
 from kubegpu.scheduling.placement.policies.base import PlacementPolicy
 from kubegpu.scheduling.placement.policies.best_fit import BestFit
 from kubegpu.scheduling.placement.policies.dot_product import DotProduct
