@@ -41,3 +41,21 @@ def test_plans_stay_inside_the_pool_when_they_can(demo, prefix):
     assert plan.feasible and not plan.crosses_pools
     pool = dict(zip(snap.names, snap.pools))
     assert all(pool[m.from_] == pool[m.to] for m in plan.moves)
+
+
+def test_no_move_plan_is_searched_when_the_allowed_nodes_lack_the_room_in_total(demo):
+    """Moves conserve free room: a pod asking more GPUs than the allowed nodes have free in total
+    gets no move remedy, and the defrag planner agrees that no plan exists."""
+    from kubegpu.explain.remedies import room_anywhere
+
+    snap = SchedulingSnapshot.from_cluster(demo)
+    pod = _pending(demo, "sft-mixtral")
+    assert room_anywhere(snap, snap.filter_pod(pod))
+    free = int((snap.alloc - snap.requested)[:, snap.column["nvidia.com/gpu"]].sum())
+    import msgspec
+
+    from kubegpu.explain.variants import with_resource
+
+    big = with_resource(pod, "nvidia.com/gpu", free + 1)
+    big = msgspec.structs.replace(big, metadata=msgspec.structs.replace(big.metadata, name="too-big"))
+    assert not room_anywhere(snap, snap.filter_pod(big))

@@ -170,9 +170,28 @@ class MovePlanner:
                            gangs=self.gangs)
 
 
+def room_anywhere(snap: SchedulingSnapshot, outcome: FilterOutcome) -> bool:
+    """Could moving pods ever make room? Moves only relocate free room (a moved pod takes its
+    requests along), so the nodes the pod may use, room aside, must hold its requests in total."""
+    if outcome.prefilter is not None:
+        return False
+    ok = np.ones(outcome.num_nodes, dtype=bool) if outcome.allowed is None else outcome.allowed.copy()
+    for name, res in zip(outcome.plugins, outcome.results):
+        if name != "NodeResourcesFit":
+            ok &= res.code == 0
+    if not ok.any() or outcome.info.extra:
+        return False
+    view = snap.view(outcome.info)
+    free = (snap.alloc[ok] - view.requested[ok]).sum(axis=0)
+    slots = int((snap.allowed_pods[ok] - view.pod_count[ok]).sum())
+    return bool((free >= outcome.info.vector).all()) and slots >= 1
+
+
 def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | None, v: KubeVersion,
                 gangs: dict[str, Gang], planner: MovePlanner | None = None) -> Remedy | None:
     """The defrag planner's fewest safe moves that make room; None when no plan exists."""
+    if not room_anywhere(snap, outcome):
+        return None
     target = sorted(gang.pending, key=lambda p: p.name)[0].key if gang and gang.pending else outcome.pod.key
     plan = (planner or MovePlanner(snap.state)).plan(target)
     if plan is None or not plan.feasible or not plan.moves:

@@ -108,6 +108,13 @@ class NodeStatuses:
             rid[i] = j
         return cls(code, rid, table)
 
+    @classmethod
+    def from_choice(cls, choice: np.ndarray, statuses: list[tuple[Code, tuple[str, ...]]]) -> "NodeStatuses":
+        """Per node an index into `statuses`, 1-based (0 = pass): vectorised, no loop over nodes."""
+        choice = np.asarray(choice, dtype=np.int32)
+        codes = np.asarray([0, *[int(c) for c, _ in statuses]], dtype=np.int8)
+        return cls(codes[choice], np.maximum(choice - 1, 0).astype(np.int32), [r for _, r in statuses])
+
     def status(self, i: int, plugin: str) -> Status:
         c = _CODES[int(self.code[i])]
         if c == Code.SUCCESS:

@@ -25,10 +25,8 @@ NAME = "InterPodAffinity"
 ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
-_STATUSES = {
-    ERR_REASON_AFFINITY: (Code.UNRESOLVABLE, (ERR_REASON_AFFINITY,)),
-    ERR_REASON_ANTI_AFFINITY: (Code.UNSCHEDULABLE, (ERR_REASON_ANTI_AFFINITY,)),
-    ERR_REASON_EXISTING_ANTI_AFFINITY: (Code.UNSCHEDULABLE, (ERR_REASON_EXISTING_ANTI_AFFINITY,))}
+_STATUSES = [(Code.UNRESOLVABLE, (ERR_REASON_AFFINITY,)), (Code.UNSCHEDULABLE, (ERR_REASON_ANTI_AFFINITY,)),
+             (Code.UNSCHEDULABLE, (ERR_REASON_EXISTING_ANTI_AFFINITY,))]  # in upstream's Filter order
 
 
 def _required(pod: Pod, anti: bool) -> list[PodAffinityTerm]:
@@ -143,8 +141,9 @@ class _Prepared:
                     if code >= 0:
                         self.blocks.append((t.topology_key, code, s))
 
-    def verdicts(self, ctx: CycleContext, idx: np.ndarray, removed: np.ndarray | None = None) -> list[str | None]:
-        """First failing check per node; with `removed`, as if that node's removed slots were gone."""
+    def verdicts(self, ctx: CycleContext, idx: np.ndarray, removed: np.ndarray | None = None) -> np.ndarray:
+        """First failing check per node (1-based index into _STATUSES, 0 = pass); with `removed`,
+        as if that node's removed slots were gone."""
         snap = ctx.snapshot
         k = len(idx)
         fail_aff = np.zeros(k, dtype=bool)
@@ -185,11 +184,7 @@ class _Prepared:
                         if s >= 0 and removed[s]:
                             left -= idx == node_of[s]
                 fail_existing |= on_domain & (left > 0)
-        out: list[str | None] = []
-        for a, b, c in zip(fail_aff.tolist(), fail_anti.tolist(), fail_existing.tolist()):
-            out.append(ERR_REASON_AFFINITY if a else ERR_REASON_ANTI_AFFINITY if b
-                       else ERR_REASON_EXISTING_ANTI_AFFINITY if c else None)
-        return out
+        return np.where(fail_aff, 1, np.where(fail_anti, 2, np.where(fail_existing, 3, 0)))
 
 
 class InterPodAffinityFilter:
@@ -205,9 +200,9 @@ class InterPodAffinityFilter:
         return None
 
     def filter(self, ctx: CycleContext, view, idx: np.ndarray) -> NodeStatuses:
-        return NodeStatuses.from_keys(_Prepared(ctx, view).verdicts(ctx, idx), _STATUSES)
+        return NodeStatuses.from_choice(_Prepared(ctx, view).verdicts(ctx, idx), _STATUSES)
 
     def filter_removed(self, ctx: CycleContext, view, removed: np.ndarray, idx: np.ndarray) -> NodeStatuses:
         """Per node i of idx: the verdict once the `removed` pod slots on node i alone are gone
         (upstream's preemption dry run removes one node's victims and re-runs Filter there)."""
-        return NodeStatuses.from_keys(_Prepared(ctx, view).verdicts(ctx, idx, removed), _STATUSES)
+        return NodeStatuses.from_choice(_Prepared(ctx, view).verdicts(ctx, idx, removed), _STATUSES)

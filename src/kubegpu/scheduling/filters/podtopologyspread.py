@@ -22,9 +22,8 @@ from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, Statu
 NAME = "PodTopologySpread"
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
-_STATUSES = {
-    ERR_REASON_NODE_LABEL_NOT_MATCH: (Code.UNRESOLVABLE, (ERR_REASON_NODE_LABEL_NOT_MATCH,)),
-    ERR_REASON_CONSTRAINTS_NOT_MATCH: (Code.UNSCHEDULABLE, (ERR_REASON_CONSTRAINTS_NOT_MATCH,))}
+_STATUSES = [(Code.UNRESOLVABLE, (ERR_REASON_NODE_LABEL_NOT_MATCH,)),
+             (Code.UNSCHEDULABLE, (ERR_REASON_CONSTRAINTS_NOT_MATCH,))]
 
 
 def _selector(constraint, pod) -> LabelSelector:
@@ -94,7 +93,7 @@ class PodTopologySpreadFilter:
         ctx.data[NAME] = hard
         return None
 
-    def _verdicts(self, ctx: CycleContext, view, idx: np.ndarray, removed: np.ndarray | None) -> list[str | None]:
+    def _verdicts(self, ctx: CycleContext, view, idx: np.ndarray, removed: np.ndarray | None) -> np.ndarray:
         snap = ctx.snapshot
         hard = ctx.data[NAME]
         all_keys = np.ones(len(snap.nodes), dtype=bool)
@@ -111,12 +110,11 @@ class PodTopologySpreadFilter:
             open_ = verdict == 0
             verdict[open_ & (prep.col[idx] < 0)] = 1
             verdict[(verdict == 0) & prep.skewed(idx, removed_here)] = 2
-        return [None if v == 0 else ERR_REASON_NODE_LABEL_NOT_MATCH if v == 1 else ERR_REASON_CONSTRAINTS_NOT_MATCH
-                for v in verdict.tolist()]
+        return verdict
 
     def filter(self, ctx: CycleContext, view, idx: np.ndarray) -> NodeStatuses:
-        return NodeStatuses.from_keys(self._verdicts(ctx, view, idx, None), _STATUSES)
+        return NodeStatuses.from_choice(self._verdicts(ctx, view, idx, None), _STATUSES)
 
     def filter_removed(self, ctx: CycleContext, view, removed: np.ndarray, idx: np.ndarray) -> NodeStatuses:
         """Per node i of idx: the verdict once the `removed` pod slots on node i alone are gone."""
-        return NodeStatuses.from_keys(self._verdicts(ctx, view, idx, removed), _STATUSES)
+        return NodeStatuses.from_choice(self._verdicts(ctx, view, idx, removed), _STATUSES)
