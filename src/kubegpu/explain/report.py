@@ -16,6 +16,7 @@ import numpy as np
 from kubegpu.model.kinds import Pod
 from kubegpu.model.quantity import format_amount
 from kubegpu.scheduling.cycle import FilterOutcome
+from kubegpu.scheduling.framework import small_unique
 from kubegpu.scheduling.gang import Gang, find_gangs, place_gang
 from kubegpu.scheduling.message import ParsedEvent, fit_error_message, histogram, parse_event_message
 from kubegpu.scheduling.preemption import EXPLAIN_CANDIDATES, PreemptionResult, dry_run, postfilter_message
@@ -145,22 +146,21 @@ def _combination_keys(outcome: FilterOutcome) -> tuple[np.ndarray, np.ndarray]:
     parts = [np.where(r.code != 0, r.rid.astype(np.int64) + 1, 0) for r in outcome.results]
     if outcome.allowed is not None:
         parts.append(np.where(outcome.allowed, 0, 1))
-    flat = np.zeros(n, dtype=np.int64)
-    for col in parts:  # one int64 key per node (few plugins, few reason sets)
-        flat = flat * 4099 + col
-    _, first, inverse = np.unique(flat, return_index=True, return_inverse=True)
-    return first, np.asarray(inverse).reshape(-1)
+    inverse = np.zeros(n, dtype=np.int64)
+    for col in parts:  # fold one plugin at a time, renumbering so keys stay small
+        _, inverse = small_unique(inverse * (int(col.max()) + 1 if n else 1) + col)
+    first = np.full(int(inverse.max()) + 1 if n else 0, n, dtype=np.int64)
+    np.minimum.at(first, inverse, np.arange(n))  # lowest node index of each combination
+    return first, inverse
 
 
 def node_groups(snap: SchedulingSnapshot, outcome: FilterOutcome) -> list[NodeGroup]:
     """Nodes grouped by outcome: the output grows with distinct outcomes, not with nodes."""
     first, inverse = _combination_keys(outcome)
-    order = np.argsort(inverse, kind="stable")
-    bounds = np.searchsorted(inverse[order], np.arange(len(first) + 1))
     names = np.asarray(snap.names, dtype=object)
     groups = []
     for c, i in enumerate(first.tolist()):
-        members = order[bounds[c]:bounds[c + 1]]
+        members = np.flatnonzero(inverse == c)  # few combinations: one pass each beats a sort
         if outcome.prefilter is not None:
             pre = outcome.prefilter
             head, failing = pre, [FailingFilter(pre.plugin, pre.code.upstream, list(pre.reasons))]

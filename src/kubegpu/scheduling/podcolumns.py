@@ -118,6 +118,8 @@ class PodColumns:
 
     def namespaces(self, names: Iterable[str], m: int) -> np.ndarray:
         codes = [self.ns_vocab[n] for n in names if n in self.ns_vocab]
+        if len(codes) == 1:
+            return self.ns[:m] == codes[0]
         return np.isin(self.ns[:m], codes) if codes else np.zeros(m, dtype=bool)
 
     def namespace_codes(self) -> dict[str, int]:
