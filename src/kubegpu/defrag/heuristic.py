@@ -46,7 +46,7 @@ class _Shortfall:
     """What node n lacks for target t, over the few columns that matter, in plain ints (hot loop)."""
 
     def __init__(self, work: WorkState, t: TargetSpec, n: int) -> None:
-        short = t.vec - work.free[n]
+        short = np.where(t.vec > 0, t.vec - work.free[n], 0)  # only requested columns count (fitsRequest)
         self.cols = np.flatnonzero(short > 0)
         self.need = [int(x) for x in short[self.cols]]
         self.slots = (1 - int(work.pods_free[n])) if t.needs_slot else -1 << 30
@@ -150,7 +150,8 @@ def _screen(work: WorkState, t: TargetSpec, candidates: np.ndarray, keep: int) -
     if alive.any():
         np.add.at(reclaim, prob.home[alive], prob.vec[alive])
     free = work.free[candidates]
-    possible = (free + reclaim[candidates] >= t.vec).all(axis=1)
+    req = t.vec > 0
+    possible = (free[:, req] + reclaim[candidates][:, req] >= t.vec[req]).all(axis=1)
     short = (np.maximum(t.vec - free, 0) / (t.vec + 1)).sum(axis=1)
     if t.whole:
         short = short + np.maximum(t.whole - work.whole_free()[candidates], 0)
@@ -171,7 +172,8 @@ def make_room(work: WorkState, t: TargetSpec, score: DestScore, forbidden: np.nd
         out.host(t, n)
         return out
     allowed = t.mask & ~forbidden
-    if (work.free[allowed].sum(axis=0) < t.vec).any():
+    req = t.vec > 0
+    if (work.free[allowed][:, req].sum(axis=0) < t.vec[req]).any():
         # moves only relocate free room (a moved pod takes its requests along), so room that the
         # allowed nodes lack in total cannot be made on any one of them
         return None

@@ -66,7 +66,8 @@ class WorkState:
 
     def target_fits(self, t: TargetSpec) -> np.ndarray:
         """bool[n]: nodes where the target fits now."""
-        ok = t.mask & (self.free >= t.vec).all(axis=1)
+        cols = np.flatnonzero(t.vec)  # upstream fitsRequest checks only what the pod requests
+        ok = t.mask & (self.free[:, cols] >= t.vec[cols]).all(axis=1)
         if t.needs_slot:
             ok &= self.pods_free >= 1
         if t.whole:

@@ -184,7 +184,8 @@ def room_anywhere(snap: SchedulingSnapshot, outcome: FilterOutcome) -> bool:
     view = snap.view(outcome.info)
     free = (snap.alloc[ok] - view.requested[ok]).sum(axis=0)
     slots = int((snap.allowed_pods[ok] - view.pod_count[ok]).sum())
-    return bool((free >= outcome.info.vector).all()) and slots >= 1
+    req = outcome.info.vector > 0  # only what the pod requests counts (upstream fitsRequest)
+    return bool((free[req] >= outcome.info.vector[req]).all()) and slots >= 1
 
 
 def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | None, v: KubeVersion,
