@@ -1,6 +1,6 @@
 """Every placement policy by its CLI name — the one place that lists them.
 
-Used by `kubegpu simulate inflation`, the defrag planner and the dashboard alike.
+Used by `kubegpu simulate inflation` (the `--policy` names); the frag report reads the placement state.
 """
 
 from __future__ import annotations
