@@ -7,9 +7,10 @@ shared, and both are made of what the scheduling core reads, never of names:
   reads them): pods with one filter key get the same verdict on every node, the same event
   message and the same preemption dry run, so the filters run once per key;
 - the *shape key* (the filter key without labels, namespace, pod affinity and spread), used
-  for the remedy search when the pod's own InterPodAffinity and PodTopologySpread pass on every
-  node: then those filters do not constrain where it can go, and pods of one shape get the same
-  remedies (the move plan included), worded for each pod.
+  when the pod's own InterPodAffinity and PodTopologySpread pass on every node: then those
+  filters do not constrain where it can go, so pods of one shape whose verdicts agree on every
+  node (the filters still run per pod) share the whole report (preemption dry run, groups,
+  pools) and the remedies (the move plan included), worded for each pod.
 Reports are yielded one by one, so the caller can stream them; nothing holds pods x nodes.
 """
 
@@ -17,7 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import hashlib
+
 import msgspec
+import numpy as np
 
 from kubegpu.explain.remedies import MovePlanner
 from kubegpu.explain.report import WhyReport, explain_pod, observed_message, retarget
@@ -70,6 +74,20 @@ def labels_free(outcome: FilterOutcome) -> bool:
     return all(not res.code.any() for name, res in zip(outcome.plugins, outcome.results) if name in LABEL_FILTERS)
 
 
+def outcome_fingerprint(outcome: FilterOutcome) -> bytes:
+    """A digest of every plugin's verdict on every node (codes, reasons) and the PreFilter result."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repr((outcome.prefilter, outcome.skipped, outcome.narrowed_by, outcome.plugins)).encode())
+    h.update(outcome.first.tobytes())
+    if outcome.allowed is not None:
+        h.update(outcome.allowed.tobytes())
+    for res in outcome.results:
+        h.update(res.code.tobytes())
+        h.update(np.where(res.code != 0, res.rid, -1).astype(np.int32).tobytes())
+        h.update(repr(res.table).encode())
+    return h.digest()
+
+
 def iter_reports(state, *, namespace: str | None = None, version: KubeVersion | None = None,
                  gpu_only: bool = False, node_detail: bool | None = None, with_nodes: bool = False,
                  snapshot: SchedulingSnapshot | None = None) -> Iterator[WhyReport]:
@@ -81,6 +99,7 @@ def iter_reports(state, *, namespace: str | None = None, version: KubeVersion | 
     planner = MovePlanner(state, snapshot=snap, gangs=gangs)
     labels_matter = bool((snap.pod_anti & snap.alive).any())  # existing anti-affinity reads every pod's labels
     by_filter: dict[bytes, WhyReport] = {}
+    by_outcome: dict[tuple[bytes, bytes], WhyReport] = {}
     remedies: dict[bytes, tuple[str, list]] = {}
     for pod in pending_pods(state, namespace):
         if gpu_only and not state.gpu_demand(pod).is_gpu:
@@ -92,10 +111,19 @@ def iter_reports(state, *, namespace: str | None = None, version: KubeVersion | 
             yield _replica(state, first, pod)
             continue
         outcome = snap.filter_pod(pod, version=v)
-        rkey = (b"shape", shape_key(state, pod, gang)) if labels_free(outcome) else (b"filter", fkey)
+        free_of_labels = labels_free(outcome)
+        okey = (shape_key(state, pod, gang), outcome_fingerprint(outcome)) if free_of_labels else None
+        first = by_outcome.get(okey) if okey is not None else None
+        if first is not None:  # same shape, same verdict on every node, labels put nothing out of reach
+            by_filter[fkey] = first
+            yield _replica(state, first, pod)
+            continue
+        rkey = (b"shape", okey[0]) if okey is not None else (b"filter", fkey)
         report = explain_pod(snap, pod, version=v, gangs=gangs, node_detail=node_detail, planner=planner,
                              with_nodes=with_nodes, outcome=outcome, remedy_cache=remedies, remedy_key=rkey)
         by_filter[fkey] = report
+        if okey is not None:
+            by_outcome[okey] = report
         yield report
 
 

@@ -65,7 +65,8 @@ class _Constraint:
             dom = np.concatenate([dom, self.col[np.asarray(extra, dtype=np.int64)]])
         size = int(self.col.max()) + 1 if len(self.col) else 0
         self.counts = np.bincount(dom, minlength=size) if size else np.zeros(0, dtype=np.int64)
-        self.domains = np.unique(self.col[eligible])
+        seen = self.col[eligible]
+        self.domains = np.flatnonzero(np.bincount(seen, minlength=size)) if len(seen) else seen  # codes are small
         self.min_match = int(self.counts[self.domains].min()) if len(self.domains) else 0
         self.few_domains = bool(c.min_domains) and len(self.domains) < c.min_domains
         self.self_match = 1 if selector_matches(selector, pod.labels) else 0
