@@ -30,7 +30,16 @@ def node(i: int, pool: str, gpus: int) -> dict:
                        "nodeInfo": {"kubeletVersion": "v1.35.2"}}}
 
 
-def pod(j: int, node_name: str | None, gpus: int, rng: random.Random) -> dict:
+def spread_and_anti_affinity(app: str) -> dict:
+    """Required anti-affinity (one pod of the app per node) and a zone spread constraint."""
+    selector = {"matchLabels": {"app": app}}
+    return {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}]}},
+            "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                                           "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}]}
+
+
+def pod(j: int, node_name: str | None, gpus: int, rng: random.Random, *, affinity: bool = False) -> dict:
     requests = {"cpu": f"{rng.choice([500, 1000, 2000, 4000])}m", "memory": f"{rng.choice([1, 4, 16, 32])}Gi"}
     limits = dict(requests)
     if gpus:
@@ -40,6 +49,8 @@ def pod(j: int, node_name: str | None, gpus: int, rng: random.Random) -> dict:
                             "env": [{"name": "NCCL_DEBUG", "value": "WARN"}]}],
             "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
             "priorityClassName": "training", "priority": 100}
+    if affinity:
+        spec |= spread_and_anti_affinity(f"job-{j // 4}")
     status = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
                                                   "reason": "Unschedulable"}]}
     if node_name:
@@ -54,8 +65,12 @@ def pod(j: int, node_name: str | None, gpus: int, rng: random.Random) -> dict:
             "spec": spec, "status": status}
 
 
-def synthetic_cluster(nodes: int = 5000, pods: int = 50_000, pending: int = 1000, seed: int = 7) -> dict:
-    """A v1 List: 60% 8-GPU nodes, 20% 4-GPU nodes, 20% CPU nodes; pods packed onto them."""
+def synthetic_cluster(nodes: int = 5000, pods: int = 50_000, pending: int = 1000, seed: int = 7,
+                      affinity: bool = False) -> dict:
+    """A v1 List: 60% 8-GPU nodes, 20% 4-GPU nodes, 20% CPU nodes; pods packed onto them.
+
+    `affinity`: every pending pod also carries a required pod anti-affinity (per node) and a
+    DoNotSchedule zone spread constraint on its job's label (the running pods stay as they are)."""
     rng = random.Random(seed)
     items = []
     gpu_nodes = []
@@ -77,7 +92,7 @@ def synthetic_cluster(nodes: int = 5000, pods: int = 50_000, pending: int = 1000
         free[name] -= want
         items.append(pod(j, name, want, rng))
     for j in range(pods - pending, pods):
-        items.append(pod(j, None, rng.choice([1, 2, 4, 8]), rng))
+        items.append(pod(j, None, rng.choice([1, 2, 4, 8]), rng, affinity=affinity))
     items.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                   "metadata": {"name": "training"}, "value": 100})
     return {"apiVersion": "v1", "kind": "List", "items": items}
@@ -94,5 +109,6 @@ if __name__ == "__main__":
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--pods", type=int, default=50_000)
     ap.add_argument("--pending", type=int, default=1000)
+    ap.add_argument("--affinity", action="store_true", help="pending pods with anti-affinity and spread")
     a = ap.parse_args()
-    write_synthetic(a.out, nodes=a.nodes, pods=a.pods, pending=a.pending)
+    write_synthetic(a.out, nodes=a.nodes, pods=a.pods, pending=a.pending, affinity=a.affinity)

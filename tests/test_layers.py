@@ -14,7 +14,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "kubegpu"
 FORBIDDEN = {
     "model": {"sources", "scheduling", "explain", "fragmentation", "defrag", "simulate", "audit", "nccl", "web",
               "cli", "status", "doctor"},
-    "scheduling": {"explain", "defrag", "simulate", "audit", "web", "cli", "doctor"},
+    "scheduling": {"explain", "fragmentation", "defrag", "simulate", "audit", "web", "cli", "doctor"},
     "fragmentation": {"defrag", "simulate", "audit", "web", "cli", "doctor"},
     "explain": {"web", "cli", "doctor"},
     "defrag": {"web", "cli", "doctor"},
@@ -27,10 +27,22 @@ FORBIDDEN = {
 }
 
 
+def _runtime_nodes(tree: ast.AST):
+    """Every node except those under `if TYPE_CHECKING:` (annotations are not imports at run time)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING":
+            stack.extend(node.orelse)
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
 def imported_packages(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     out = set()
-    for node in ast.walk(tree):
+    for node in _runtime_nodes(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kubegpu."):
             out.add(node.module.split(".")[1])
         elif isinstance(node, ast.Import):
@@ -57,3 +69,79 @@ def test_package_does_not_read_shared_at_run_time():
     offenders = [str(p.relative_to(SRC)) for p in SRC.rglob("*.py") if "shared/" in p.read_text()
                  and "../shared" in p.read_text()]
     assert not offenders, offenders
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """kubegpu module -> kubegpu modules it imports at run time (function-level imports too)."""
+    modules = {_module_name(p): p for p in SRC.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        deps = set()
+        for node in _runtime_nodes(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kubegpu"):
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    deps.add(sub if sub in modules else node.module)
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name.startswith("kubegpu")}
+        graph[name] = {d for d in deps if d in modules and d != name and not name.startswith(d + ".")}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one member (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[v] = min(low[v], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def test_no_import_cycles_between_modules():
+    """No two modules import each other, directly or around a loop (e.g. scheduling.placement <->
+    fragmentation, explain.report <-> explain.remedies)."""
+    found = cycles(import_graph())
+    assert not found, "\n".join(" -> ".join(c) for c in found)
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []

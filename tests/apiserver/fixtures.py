@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-SHARED_K8S = Path("/work/shared/fixtures/k8s")
+SHARED_K8S = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "k8s"  # beside the project
 
 
 def shared_objects() -> list[dict]:

@@ -43,7 +43,7 @@ def cluster(tls_apiserver, tmp_path):
     objects = shared_objects()
     node = next((o for o in objects if o["kind"] == "Node"), None)
     if node is None:
-        pytest.skip("shared k8s fixtures (/work/shared/fixtures/k8s) are not available")
+        pytest.skip("shared k8s fixtures (../shared/fixtures/k8s beside the project) are not available")
     nodes = renamed_copies(node, 3)
     pods = [gpu_pod(f"vllm-{i}", ns, nodes[i % 3]["metadata"]["name"])
             for i, ns in enumerate(["serving", "serving", "ml", "ml", "ml"])]
@@ -126,7 +126,7 @@ def test_kubectl_gpu_status_runs_the_plugin(tmp_path):
     if path is None:
         pytest.skip("the kubectl-gpu console script is not installed (pip install -e .)")
     if not NODE_FIXTURE.exists():
-        pytest.skip("shared k8s fixtures (/work/shared/fixtures/k8s) are not available")
+        pytest.skip("shared k8s fixtures (../shared/fixtures/k8s beside the project) are not available")
     result = kubectl("gpu", "status", "--snapshot", str(NODE_FIXTURE), "-o", "json", home=tmp_path, path=path)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)

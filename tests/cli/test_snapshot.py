@@ -21,7 +21,7 @@ CONFIGMAP_FIXTURE = SHARED_K8S / "timeslicing_configmap_multi_profile_v100_a100_
 @pytest.fixture
 def fixtures_present():
     if not NODE_FIXTURE.exists() or not CONFIGMAP_FIXTURE.exists():
-        pytest.skip("shared k8s fixtures (/work/shared/fixtures/k8s) are not available")
+        pytest.skip("shared k8s fixtures (../shared/fixtures/k8s beside the project) are not available")
 
 
 def read_list(path: Path) -> dict:

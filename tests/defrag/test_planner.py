@@ -94,19 +94,22 @@ def test_higher_priority_pods_are_not_moved_for_a_lower_priority_pod():
 
 
 def test_destinations_pass_every_filter_not_only_room():
-    objs = [gpu_node("n0", 4), gpu_node("n1", 4, pool="inference"), gpu_node("n2", 4)]
-    pinned = {"pool": "training"}
-    objs += [pod("a", "n0", 1, node_selector=pinned), pod("b", "n0", 2, node_selector=pinned),
-             pod("c", "n2", 3, node_selector=pinned)]
-    objs.append(pod("want4", None, 4, kind="Job", controller="want4", node_selector=pinned))
+    """n1 has the tightest room for the pod that moves, but a taint the pods do not tolerate:
+    the plan must land on n0 (room and every filter), and the pending pod must fit afterwards."""
+    maintenance = {"key": "maintenance", "value": "true", "effect": "NoSchedule"}
+    n1 = gpu_node("n1", 4)
+    n1["spec"]["taints"] = [*n1["spec"]["taints"], maintenance]
+    objs = [gpu_node("n0", 4), n1, gpu_node("n2", 4)]
+    held = pod("held", "n1", 3)
+    held["spec"]["tolerations"].append(maintenance)
+    objs += [pod("a", "n0", 2), held, pod("c", "n2", 1)]
+    objs.append(pod("want4", None, 4, kind="Job", controller="want4"))
     st = cluster(objs)
     plan = plan_defrag(st, Goal(kind="pod", pod="ml/want4"))
-    # n1 has room but the wrong pool; the only plan moves n2's 3-GPU pod? no: it fits nowhere but n0.
-    for m in plan.moves:
-        assert m.to != "n1"
-    if plan.feasible:
-        ok, _ = _fits_after(st, plan, "ml/want4")
-        assert ok
+    assert plan.feasible and plan.moves
+    assert all(m.to != "n1" for m in plan.moves)
+    ok, nodes = _fits_after(st, plan, "ml/want4")
+    assert ok and plan.targets[0].node in nodes
 
 
 def test_size_goal_raises_fits_by_size_and_empty_nodes_empties_them():

@@ -38,8 +38,31 @@ def reports():
 def test_json_contract_fields(reports):
     r = reports[0]["want4"]
     assert not r.schedulable and r.message.startswith("0/7 nodes are available: ")
-    assert {"name", "fits", "plugin", "reasons"} <= set(r.nodes[0].__struct_fields__)
-    assert all(n.plugin == "NodeResourcesFit" for n in r.nodes)
+    assert r.nodes is None  # why --all: per-node detail is grouped unless --nodes
+    assert {"fits", "plugin", "reasons", "count", "nodes"} <= set(r.node_groups[0].__struct_fields__)
+
+
+def test_node_groups_partition_the_nodes_by_outcome(reports):
+    r = reports[0]["want4"]
+    names = [n for g in r.node_groups for n in g.nodes]
+    assert sorted(names) == sorted([f"gpu-{i}" for i in range(4)] + [f"cpu-{i}" for i in range(3)])
+    assert all(g.count == len(g.nodes) for g in r.node_groups)
+    cpu = next(g for g in r.node_groups if "cpu-0" in g.nodes)
+    assert cpu.plugin == "TaintToleration" or cpu.plugin == "NodeResourcesFit"
+    assert set(cpu.nodes) == {"cpu-0", "cpu-1", "cpu-2"}  # same outcome, one group
+
+
+def test_why_pod_keeps_every_node_and_all_nodes_flag_brings_it_back(reports):
+    from kubegpu.explain import explain_all, explain_pod
+    from kubegpu.scheduling.snapshot import SchedulingSnapshot
+
+    st = reports[1]
+    pod = st.pod("default", "want4")
+    single = explain_pod(SchedulingSnapshot.from_cluster(st), pod)
+    assert [n.name for n in single.nodes] == [n.name for n in st.nodes]
+    assert all(n.plugin == "NodeResourcesFit" for n in single.nodes)
+    full = {r.pod: r for r in explain_all(st, with_nodes=True)}["default/want4"]
+    assert [(n.name, n.plugin, n.reasons) for n in full.nodes] == [(n.name, n.plugin, n.reasons) for n in single.nodes]
 
 
 def test_nodes_grouped_by_pool_with_distance_in_words(reports):
@@ -50,15 +73,15 @@ def test_nodes_grouped_by_pool_with_distance_in_words(reports):
     assert len(r.pools) == 2  # seven nodes read as two lines
 
 
-def test_missing_toleration_first_remedy_is_add_toleration(reports):
+def test_missing_toleration_never_fits_verdict_first_then_add_toleration(reports):
     r = reports[0]["notol"]
-    assert r.remedies[0].kind == "add-toleration"
-    assert r.remedies[0].details["toleration"]["key"] == "nvidia.com/gpu"
+    assert [m.kind for m in r.remedies[:2]] == ["never", "add-toleration"]
+    assert r.remedies[1].details["toleration"]["key"] == "nvidia.com/gpu"
 
 
 def test_model_pinned_pod_never_fits_here(reports):
     r = reports[0]["h100"]
-    assert r.remedies[0].kind in ("never", "scale-node-group")
+    assert r.remedies[0].kind == "never"
     never = next(m for m in r.remedies if m.kind == "never")
     assert "NVIDIA-H100-80GB-HBM3" in never.summary
 

@@ -7,7 +7,7 @@ import pytest
 from kubegpu.scheduling.message import classify_reason, fit_error_message, histogram, parse_event_message
 from kubegpu.scheduling.versions import KubeVersion
 
-FIXTURES = Path("/work/shared/fixtures/k8s")
+FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "k8s"  # beside the project
 V136 = KubeVersion.parse("v1.36.3")
 
 

@@ -89,3 +89,31 @@ def test_pdb_budget_is_spent_in_order():
     snap = SchedulingSnapshot.from_cluster(st)
     infos = snap.infos_on(0)
     assert pdb_violations(infos, st.of_kind("PodDisruptionBudget")) == [False, True]
+
+
+ZONE = "topology.kubernetes.io/zone"
+ANTI_X = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": ZONE}]}}
+
+
+def test_preemption_removes_only_the_candidate_nodes_victims_upstream_select_victims_on_node():
+    """upstream SelectVictimsOnNode works on one node's clone: a lower-priority app=x pod on
+    node a1 still blocks zone a when the candidate is a2, so only a1 is a candidate."""
+    o, r, msg = run(node("a1", gpus=4, labels={ZONE: "a"}), node("a2", gpus=4, labels={ZONE: "a"}),
+                    pod("x1", node_name="a1", gpus=4, priority=1, labels={"app": "x"}),
+                    pod("fill", node_name="a2", gpus=4, priority=1),
+                    pod("p", gpus=4, priority=100, affinity=ANTI_X))
+    assert [c.node for c in r.candidates] == ["a1"]
+    assert r.chosen.node == "a1" and [v.info.key for v in r.chosen.victims] == ["default/x1"]
+
+
+def test_preemption_message_when_only_another_nodes_pod_blocks_the_spread():
+    """Removing a2's filler frees room but the app=x pod on a1 (not a victim there) keeps the
+    anti-affinity failing on a2: upstream reports that node's filter reason in 'preemption:'."""
+    o, r, msg = run(node("a1", gpus=4, labels={ZONE: "a"}), node("a2", gpus=4, labels={ZONE: "a"}),
+                    pod("x1", node_name="a1", gpus=1, priority=1000, labels={"app": "x"}),
+                    pod("fill", node_name="a2", gpus=4, priority=1),
+                    pod("p", gpus=4, priority=100, affinity=ANTI_X))
+    assert r.chosen is None
+    assert msg.endswith("preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
+                        "1 node(s) didn't match pod anti-affinity rules.")

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 def gpu_node() -> dict:
     node = next((o for o in shared_objects() if o["kind"] == "Node"), None)
     if node is None:
-        pytest.skip("shared k8s fixtures (/work/shared/fixtures/k8s) are not available")
+        pytest.skip("shared k8s fixtures (../shared/fixtures/k8s beside the project) are not available")
     return node
 
 

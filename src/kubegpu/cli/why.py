@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from kubegpu.cli.options import load_state, output_option, source_options
@@ -14,6 +17,9 @@ from kubegpu.errors import UsageError
 def _print_report(con, report, wide: bool) -> None:
     con.print(f"[bold]{literal(report.pod)}[/]  priority {report.priority}  requests "
               + literal(", ".join(f"{k}={v}" for k, v in report.requests.items())))
+    if report.node is not None or report.phase != "Pending":
+        con.print("  " + literal("; ".join(report.notes)))
+        return
     if report.schedulable:
         con.print("  fits now: kube-scheduler can place it")
         return
@@ -25,11 +31,19 @@ def _print_report(con, report, wide: bool) -> None:
     con.print("  [bold]nodes by pool:[/]")
     for line in report.pools:
         con.print(f"    {literal(line.summary)}")
-    if wide:
+    if wide and report.nodes is None:
+        table = Table(box=None, pad_edge=False, header_style="bold")
+        for col in ("NODES", "FIRST FILTER", "REASONS", "FOR EXAMPLE"):
+            table.add_column(col)
+        for g in report.node_groups:
+            table.add_row(str(g.count), g.plugin or ("fits" if g.fits else "-"), literal(", ".join(g.reasons) or "-"),
+                          literal(", ".join(g.nodes[:3]) + (" ..." if g.count > 3 else "")))
+        con.print(table)
+    elif wide:
         table = Table(box=None, pad_edge=False, header_style="bold")
         for col in ("NODE", "POOL", "FIRST FILTER", "EVERY BLOCKER"):
             table.add_column(col)
-        for n in report.nodes:
+        for n in report.nodes or []:
             every = "; ".join(f"{f.plugin}: " + ("; ".join(f.detail) if f.detail else ", ".join(f.reasons))
                               for f in n.failing)
             table.add_row(literal(n.name), literal(n.pool or "-"), n.plugin or ("fits" if n.fits else "-"), literal(every or "-"))
@@ -62,19 +76,62 @@ def _event_table(parsed):
     return table
 
 
+def _stream_json_list(items) -> None:
+    """Write a JSON list one item at a time ("[", items joined by ",\n", "]"): memory and each
+    write stay the size of one report, whatever the number of pods. A failed write raises."""
+    import msgspec
+
+    from kubegpu.cli.render import to_plain
+
+    out = sys.stdout
+    out.write("[")
+    sep = "\n"
+    for item in items:
+        out.write(sep)
+        out.write(msgspec.json.format(msgspec.json.encode(to_plain(item)), indent=2).decode())
+        sep = ",\n"
+    out.write("\n]\n" if sep != "\n" else "]\n")
+    out.flush()
+
+
+def _event_report(event_text: str, output: str) -> None:
+    from kubegpu.explain.event_remedies import event_remedies
+    from kubegpu.scheduling.message import parse_event_message
+
+    parsed = parse_event_message(event_text)
+    if parsed.total_nodes is None and not parsed.reasons and parsed.prefilter is None:
+        raise UsageError("--event: not a FailedScheduling message (expected \"0/N nodes are available: ...\")")
+    from kubegpu.cli.render import to_plain
+
+    remedies = event_remedies(parsed)
+    data = {**to_plain(parsed), "remedies": remedies}
+
+    def table(con):
+        _event_table(parsed)(con)
+        if remedies:
+            con.print("remedies (from the reasons alone; run `kubegpu why POD` for a checked plan):")
+            for i, r in enumerate(remedies, 1):
+                con.print(escape(f"  {i}. [{r['kind']}] {r['summary']}"))
+
+    emit(data, output, table)
+
+
 @click.command()
 @click.argument("pod", required=False)
-@click.option("--all", "all_pods", is_flag=True, help="Explain every Pending pod.")
+@click.option("--all", "all_pods", is_flag=True, help="Explain every Pending pod (JSON: a streamed list).")
+@click.option("--nodes", "with_nodes", is_flag=True,
+              help="With --all: also list every node's verdict (default: node_groups only).")
 @click.option("--event", "event_text", metavar="TEXT", help="Parse a FailedScheduling message you pasted.")
 @source_options
 @output_option()
-def why(pod, all_pods, event_text, source, output):
+def why(pod, all_pods, with_nodes, event_text, source, output):
     """Why a pod is Pending: kube-scheduler's own event text, every blocker per node, the fix.
 
     The first line is exactly what kube-scheduler writes in FailedScheduling for the cluster's
     version (--k8s-version to pick another). Then every failing filter per node (the event shows
     only the first), nodes grouped by pool, gangs as one unit, and remedies ranked by how small
-    a change they ask for.
+    a change they ask for. With --all, nodes with the same outcome are grouped (node_groups);
+    --nodes adds the full per-node list. A pod that is not pending is reported as such.
 
     \b
     Examples:
@@ -82,17 +139,17 @@ def why(pod, all_pods, event_text, source, output):
       kubegpu why train-0 -n ml --snapshot dump.json -o json
       kubegpu why --event "0/6 nodes are available: 6 Insufficient nvidia.com/gpu."
     """
-    from kubegpu.scheduling.message import parse_event_message
-
     if event_text is not None:
         if pod or all_pods:
             raise UsageError("--event reads pasted text; do not combine it with a pod or --all")
-        parsed = parse_event_message(event_text)
-        emit(parsed, output, _event_table(parsed))
+        _event_report(event_text, output)
         return
     if bool(pod) == bool(all_pods):
         raise UsageError("name one pod (kubegpu why POD -n NS) or use --all")
-    from kubegpu.explain.report import explain_all, explain_pod
+    if with_nodes and not all_pods:
+        raise UsageError("--nodes goes with --all (a single pod's report always lists every node)")
+    from kubegpu.explain.batch import iter_reports
+    from kubegpu.explain.report import explain_pod
     from kubegpu.scheduling.gang import find_gangs
     from kubegpu.scheduling.snapshot import SchedulingSnapshot
     from kubegpu.scheduling.versions import version_of
@@ -100,24 +157,35 @@ def why(pod, all_pods, event_text, source, output):
     state = load_state(source)
     version = version_of(state.server_version, source.k8s_version)
     if all_pods:
-        reports = explain_all(state, namespace=source.namespace, version=version)
-        data = reports
-    else:
-        ns = source.namespace or "default"
-        if "/" in pod:
-            ns, pod = pod.split("/", 1)
-        target = state.pod(ns, pod)
-        if target is None:
-            raise UsageError(f"pod {ns}/{pod} is not in {state.source or 'the cluster'}")
-        snap = SchedulingSnapshot.from_cluster(state)
-        reports = [explain_pod(snap, target, version=version, gangs=find_gangs(state))]
-        data = reports[0]
+        reports = iter_reports(state, namespace=source.namespace, version=version, with_nodes=with_nodes)
+        if output == "json":
+            _stream_json_list(reports)
+            return
+        if output == "yaml":
+            emit(list(reports), output)
+            return
+
+        def table_all(con):
+            empty = True
+            for r in reports:
+                empty = False
+                _print_report(con, r, wide=output == "wide")
+                con.print()
+            if empty:
+                con.print("no Pending pods")
+
+        emit(None, output, table_all)
+        return
+    ns = source.namespace or "default"
+    if "/" in pod:
+        ns, pod = pod.split("/", 1)
+    target = state.pod(ns, pod)
+    if target is None:
+        raise UsageError(f"pod {ns}/{pod} is not in {state.source or 'the cluster'}")
+    snap = SchedulingSnapshot.from_cluster(state)
+    report = explain_pod(snap, target, version=version, gangs=find_gangs(state))
 
     def table(con):
-        if not reports:
-            con.print("no Pending pods")
-        for r in reports:
-            _print_report(con, r, wide=output == "wide")
-            con.print()
+        _print_report(con, report, wide=output == "wide")
 
-    emit(data, output, table)
+    emit(report, output, table)

@@ -46,7 +46,7 @@ class _Shortfall:
     """What node n lacks for target t, over the few columns that matter, in plain ints (hot loop)."""
 
     def __init__(self, work: WorkState, t: TargetSpec, n: int) -> None:
-        short = t.vec - work.free[n]
+        short = np.where(t.vec > 0, t.vec - work.free[n], 0)  # only requested columns count (fitsRequest)
         self.cols = np.flatnonzero(short > 0)
         self.need = [int(x) for x in short[self.cols]]
         self.slots = (1 - int(work.pods_free[n])) if t.needs_slot else -1 << 30
@@ -96,6 +96,9 @@ def _try_host(work: WorkState, t: TargetSpec, n: int, units: list[int], score: D
     prob = work.problem
     sf = _Shortfall(work, t, n)
     rooms = {u: sf.room(work, u, n) for u in units}
+    # a unit that frees nothing the host lacks only adds moves to any subset: leave it out
+    units = [u for u in units if any(x > 0 for x in rooms[u][0]) or (sf.slots > 0 and rooms[u][1] > 0)
+             or (sf.whole > 0 and rooms[u][2] > 0)]
     cost = {u: prob.units[u].cost for u in units}
     pods_of = {u: len(prob.units[u].members) for u in units}
     best: WorkState | None = None
@@ -147,7 +150,8 @@ def _screen(work: WorkState, t: TargetSpec, candidates: np.ndarray, keep: int) -
     if alive.any():
         np.add.at(reclaim, prob.home[alive], prob.vec[alive])
     free = work.free[candidates]
-    possible = (free + reclaim[candidates] >= t.vec).all(axis=1)
+    req = t.vec > 0
+    possible = (free[:, req] + reclaim[candidates][:, req] >= t.vec[req]).all(axis=1)
     short = (np.maximum(t.vec - free, 0) / (t.vec + 1)).sum(axis=1)
     if t.whole:
         short = short + np.maximum(t.whole - work.whole_free()[candidates], 0)
@@ -167,7 +171,13 @@ def make_room(work: WorkState, t: TargetSpec, score: DestScore, forbidden: np.nd
             idx[np.lexsort((idx, out.free[idx].sum(axis=1)))[0]])
         out.host(t, n)
         return out
-    candidates = _screen(work, t, np.flatnonzero(t.mask & ~forbidden), 4 * max_hosts)
+    allowed = t.mask & ~forbidden
+    req = t.vec > 0
+    if (work.free[allowed][:, req].sum(axis=0) < t.vec[req]).any():
+        # moves only relocate free room (a moved pod takes its requests along), so room that the
+        # allowed nodes lack in total cannot be made on any one of them
+        return None
+    candidates = _screen(work, t, np.flatnonzero(allowed), 4 * max_hosts)
     ranked = []
     for n in candidates.tolist():
         units = _units_on(work, n)

@@ -231,7 +231,8 @@ def _replay(work: WorkState, units: list[int], dest: dict[int, int]) -> WorkStat
             for p in members:
                 m = dest[p]
                 need_whole = int(prob.whole_gpus[p])
-                if not ((trial.free[m] >= prob.vec[p]).all() and trial.pods_free[m] >= 1
+                req = prob.vec[p] > 0
+                if not ((trial.free[m][req] >= prob.vec[p][req]).all() and trial.pods_free[m] >= 1
                         and (not need_whole or trial.whole_free()[m] >= need_whole)):
                     ok = False
                     break

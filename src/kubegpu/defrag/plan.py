@@ -102,6 +102,7 @@ class Plan(msgspec.Struct, kw_only=True):
     pdb_remaining: dict[str, int] = {}
     solver: SolverInfo | None = None
     verified: bool = False           # every move re-checked with the scheduling core, in order
+    crosses_pools: bool = False      # some pod lands in another node pool (no plan inside the pools existed)
 
     @property
     def steps(self) -> list[list[Move]]:

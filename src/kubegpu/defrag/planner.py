@@ -176,8 +176,27 @@ def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = Evi
         raise UsageError("--count must be at least 1")
     if problem is None:
         problem = build_problem(state, policy=policy, beneficiary_priority=priority, now=now)
-    else:
-        problem = dataclasses.replace(problem, _dest=dict(problem._dest))  # bans stay in this plan
+    # pool separation first: pods move inside their own pool; only when no such plan exists
+    # may they cross pools, and the plan says so
+    inside = _solve(state, goal, dataclasses.replace(problem, _dest={}, same_pool=True), beneficiaries,
+                    exact=exact, milp_time_limit=milp_time_limit, max_hosts=max_hosts, with_frag=with_frag)
+    if inside.feasible:
+        return inside
+    across = _solve(state, goal, dataclasses.replace(problem, _dest={}, same_pool=False), beneficiaries,
+                    exact=exact, milp_time_limit=milp_time_limit, max_hosts=max_hosts, with_frag=with_frag)
+    if not across.feasible:
+        return inside
+    pools = problem.snapshot.pools
+    index = problem.snapshot.index
+    across.crosses_pools = any(pools[index[m.from_]] != pools[index[m.to]] for m in across.moves)
+    if across.crosses_pools:
+        across.message += "; some moves cross node pools (no plan inside the pools exists)"
+    return across
+
+
+def _solve(state: ClusterState, goal: Goal, problem: DefragProblem, beneficiaries: list[Pod], *, exact: str,
+           milp_time_limit: float, max_hosts: int, with_frag: bool) -> Plan:
+    """One planning run on `problem` (its destination masks decide where pods may go)."""
     budget = Budget(goal.max_moves, goal.max_cost_gpu_hours)
     mix = cluster_mix(state) if with_frag or goal.kind == "size" else None
     start = WorkState.start(problem)

@@ -68,7 +68,10 @@ class DefragProblem:
     standing: dict[str, Evictability]
     ledger: BudgetLedger
     now: datetime
-    _dest: dict[int, np.ndarray] = field(default_factory=dict)
+    _dest: dict[int, np.ndarray] = field(default_factory=dict)          # this plan's masks (bans applied)
+    _dest_shared: dict[int, np.ndarray] = field(default_factory=dict)   # every plan's masks, no bans
+    _cache: dict = field(default_factory=dict)  # derived, read-only facts shared by every plan's copy
+    same_pool: bool = False     # destinations only in the pod's own node pool (the pool separation)
 
     @property
     def n(self) -> int:
@@ -77,17 +80,17 @@ class DefragProblem:
     @property
     def on_node(self) -> list[list[int]]:
         """Candidates per node (by home), computed once."""
-        cached = getattr(self, "_on_node", None)
+        cached = self._cache.get("on_node")
         if cached is None:
             cached = [[] for _ in range(self.n)]
             for p, h in enumerate(self.home.tolist()):
                 cached[h].append(p)
-            self._on_node = cached
+            self._cache["on_node"] = cached
         return cached
 
     def room(self, u: int, n: int) -> tuple[np.ndarray, int, int]:
         """What unit u gives back on node n: (resource vector, pod slots, whole devices); cached."""
-        cache = self.__dict__.setdefault("_room", {})
+        cache = self._cache.setdefault("room", {})
         key = (u, n)
         hit = cache.get(key)
         if hit is None:
@@ -136,11 +139,29 @@ class DefragProblem:
         """bool[n]: nodes the replacement of candidate p may land on, room aside (cached)."""
         mask = self._dest.get(p)
         if mask is None:
-            pod = self.pods[p]
-            mask = self.static_mask(replacement_of(pod), exclude=pod.key)
-            mask[self.home[p]] = False
+            mask = self._dest_shared.get(p)
+            if mask is None:
+                pod = self.pods[p]
+                mask = self.static_mask(replacement_of(pod), exclude=pod.key)
+                mask[self.home[p]] = False
+                mask.flags.writeable = False  # shared by every plan on this problem
+                self._dest_shared[p] = mask
+            if self.same_pool:
+                mask = mask & self.pool_mates(int(self.home[p]))
             self._dest[p] = mask
         return mask
+
+    def pool_mates(self, n: int) -> np.ndarray:
+        """bool[n]: nodes in node n's pool (same pool label, or both without one)."""
+        codes = self._cache.get("pool_codes")
+        if codes is None:
+            pools = self.snapshot.pools
+            names = {p: k for k, p in enumerate(sorted(set(pools)))}
+            codes = self._cache["pool_codes"] = np.asarray([names[p] for p in pools], dtype=np.int32)
+        return codes == codes[n]
+
+    def crosses_pools(self, p: int, n: int) -> bool:
+        return not bool(self.pool_mates(int(self.home[p]))[n])
 
     @property
     def _index(self) -> dict[str, int]:

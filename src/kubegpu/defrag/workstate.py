@@ -66,7 +66,8 @@ class WorkState:
 
     def target_fits(self, t: TargetSpec) -> np.ndarray:
         """bool[n]: nodes where the target fits now."""
-        ok = t.mask & (self.free >= t.vec).all(axis=1)
+        cols = np.flatnonzero(t.vec)  # upstream fitsRequest checks only what the pod requests
+        ok = t.mask & (self.free[:, cols] >= t.vec[cols]).all(axis=1)
         if t.needs_slot:
             ok &= self.pods_free >= 1
         if t.whole:
@@ -76,10 +77,15 @@ class WorkState:
     def dest_ok(self, p: int, forbidden: np.ndarray) -> np.ndarray:
         """bool[n]: where candidate p's replacement fits now."""
         prob = self.problem
-        ok = prob.dest_mask(p) & ~forbidden & (self.free >= prob.vec[p]).all(axis=1) & (self.pods_free >= 1)
+        ok = prob.dest_mask(p) & ~forbidden & (self.pods_free >= 1)
+        cols = np.flatnonzero(prob.vec[p])  # only requested columns can be short
+        if len(cols):
+            ok &= (self.free[:, cols] >= prob.vec[p][cols]).all(axis=1)
         need = int(prob.whole_gpus[p])
         if need:
-            ok &= self.whole_free() >= need
+            idx = np.flatnonzero(ok)
+            whole = ((self.dev_free[idx] == MILLI) & (prob.dev_total[idx] == MILLI)).sum(axis=1)
+            ok[idx[whole < need]] = False
         else:
             milli = int(prob.dev_delta[p].max()) if prob.dev_delta[p].size else 0
             if milli:

@@ -7,7 +7,7 @@ cost 3  move-pods    move a few pods to make room (the defrag planner's fewest s
 cost 4  smaller      ask for k GPUs instead
 cost 5  scale        add a node from a node group the cluster already has
 cost 9  never        no node shape in this cluster can ever hold the pod, and why
-When the pod can never fit on the nodes that exist, scale (if any group fits) and never lead.
+When the pod can never fit on the nodes that exist as written, that verdict leads.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from kubegpu.scheduling.preemption import PreemptionResult
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion
 
-from kubegpu.explain.report import Remedy
 from kubegpu.explain.templates import node_templates
 from kubegpu.explain.variants import (
     fitting_nodes,
@@ -37,6 +36,17 @@ from kubegpu.explain.variants import (
     without_required_node_affinity,
     without_selector_key,
 )
+
+class Remedy(msgspec.Struct, omit_defaults=True):
+    """One way to get the pod scheduled; `cost` orders remedies by how big a change they ask."""
+
+    kind: str
+    summary: str
+    cost: int
+    fits_nodes: int | None = None
+    details: dict = {}
+
+
 
 def lost_gpu_hours(state: ClusterState, pod: Pod) -> dict:
     """What evicting a victim throws away, priced by the one cost model the defrag planner uses:
@@ -125,35 +135,30 @@ def smaller_request_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, v: 
     return None
 
 
-MAX_PLANNED_MOVES = 8
-MAX_HOSTS_PER_PLAN = 16
+PLAN_EXACT = "auto"  # as `kubegpu defrag --for`: the exact solver on small instances, so both give one plan
+MAX_HOSTS_PER_PLAN = 16  # hosts tried per target, best lower bound first (defrag --for tries more)
 
 
 class MovePlanner:
     """Move remedies from the defrag planner (one set of safety rules, every filter checked).
 
     One planning problem is built per beneficiary priority and shared by the pods of that
-    priority; after `limit` plans the rest are left to `kubegpu defrag --for POD`, so
-    `why --all` on thousands of pending pods stays fast. Explicit object, one per why run.
+    priority (its per-pod destination masks too); `why --all` asks once per pod shape (see
+    explain.batch), so every pending workload gets its plan. Explicit object, one per why run.
     """
 
-    def __init__(self, state, *, limit: int | None = None, snapshot: SchedulingSnapshot | None = None,
+    def __init__(self, state, *, snapshot: SchedulingSnapshot | None = None,
                  gangs: dict[str, Gang] | None = None) -> None:
         self.state = state
         self.snapshot = snapshot
         self.gangs = gangs
-        self.limit = limit
         self.planned = 0
-        self.skipped: list[str] = []
         self._problems: dict[int, object] = {}
 
     def plan(self, target: str):
         from kubegpu.defrag.plan import Goal
         from kubegpu.defrag.planner import plan_defrag, problem_for
 
-        if self.limit is not None and self.planned >= self.limit:
-            self.skipped.append(target)
-            return None
         self.planned += 1
         prio = self.state.priority_of(self.state.pod(*target.split("/", 1)))
         problem = self._problems.get(prio)
@@ -161,14 +166,35 @@ class MovePlanner:
             prio, problem = problem_for(self.state, target, gangs=self.gangs,
                                         snapshot=self.snapshot.copy() if self.snapshot is not None else None)
             self._problems[prio] = problem
-        return plan_defrag(self.state, Goal(kind="pod", pod=target, max_moves=MAX_PLANNED_MOVES), exact="never",
-                           problem=problem, max_hosts=MAX_HOSTS_PER_PLAN, with_frag=False, gangs=self.gangs)
+        # the goal `kubegpu defrag --for POD` plans by default, so both give one plan
+        return plan_defrag(self.state, Goal(kind="pod", pod=target),
+                           exact=PLAN_EXACT, problem=problem, max_hosts=MAX_HOSTS_PER_PLAN, with_frag=False,
+                           gangs=self.gangs)
+
+
+def room_anywhere(snap: SchedulingSnapshot, outcome: FilterOutcome) -> bool:
+    """Could moving pods ever make room? Moves only relocate free room (a moved pod takes its
+    requests along), so the nodes the pod may use, room aside, must hold its requests in total."""
+    if outcome.prefilter is not None:
+        return False
+    ok = np.ones(outcome.num_nodes, dtype=bool) if outcome.allowed is None else outcome.allowed.copy()
+    for name, res in zip(outcome.plugins, outcome.results):
+        if name != "NodeResourcesFit":
+            ok &= res.code == 0
+    if not ok.any() or outcome.info.extra:
+        return False
+    view = snap.view(outcome.info)
+    free = (snap.alloc[ok] - view.requested[ok]).sum(axis=0)
+    slots = int((snap.allowed_pods[ok] - view.pod_count[ok]).sum())
+    req = outcome.info.vector > 0  # only what the pod requests counts (upstream fitsRequest)
+    return bool((free[req] >= outcome.info.vector[req]).all()) and slots >= 1
 
 
 def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | None, v: KubeVersion,
                 gangs: dict[str, Gang], planner: MovePlanner | None = None) -> Remedy | None:
-    """The defrag planner's fewest safe moves that make room; None when no plan within
-    MAX_PLANNED_MOVES exists (or the planner's budget for this run is spent)."""
+    """The defrag planner's fewest safe moves that make room; None when no plan exists."""
+    if not room_anywhere(snap, outcome):
+        return None
     target = sorted(gang.pending, key=lambda p: p.name)[0].key if gang and gang.pending else outcome.pod.key
     plan = (planner or MovePlanner(snap.state)).plan(target)
     if plan is None or not plan.feasible or not plan.moves:
@@ -180,8 +206,11 @@ def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | N
     who = "the gang" if gang else "the pod"
     return Remedy(kind="move-pods", cost=3, fits_nodes=len(freed),
                   summary=(f"move {len(moves)} pod(s) to make room on {', '.join(freed)}: {steps}; then {who} fits "
-                           f"({plan.total_cost_gpu_hours:g} GPU-hours of work lost; plan: kubegpu defrag --for {target})"),
+                           f"({plan.total_cost_gpu_hours:g} GPU-hours of work lost; plan: kubegpu defrag --for {target})"
+                           + ("; moves pods across node pools: no plan inside the pools exists"
+                              if plan.crosses_pools else "")),
                   details={"moves": moves, "gpu_hours_lost": plan.total_cost_gpu_hours,
+                           "crosses_pools": plan.crosses_pools,
                            "targets": [{"pod": t.pod, "node": t.node} for t in plan.targets]})
 
 
@@ -269,7 +298,6 @@ def rank_remedies(snap: SchedulingSnapshot, outcome: FilterOutcome, preemption: 
         remedies.append(Remedy(kind="never", cost=9, summary=f"as written, no node in this cluster can ever hold it: {why}",
                                details={"why": why}))
     remedies.sort(key=lambda r: r.cost)
-    if never and not any(r.cost <= 1 for r in remedies):
-        lead = [r for r in remedies if r.kind in ("scale-node-group", "never")]
-        remedies = lead + [r for r in remedies if r not in lead]
+    if never:  # the verdict comes first when it holds, then every change by size
+        remedies = [r for r in remedies if r.kind == "never"] + [r for r in remedies if r.kind != "never"]
     return remedies

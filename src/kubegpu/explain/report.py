@@ -16,12 +16,15 @@ import numpy as np
 from kubegpu.model.kinds import Pod
 from kubegpu.model.quantity import format_amount
 from kubegpu.scheduling.cycle import FilterOutcome
+from kubegpu.scheduling.framework import small_unique
 from kubegpu.scheduling.gang import Gang, find_gangs, place_gang
 from kubegpu.scheduling.message import ParsedEvent, fit_error_message, histogram, parse_event_message
 from kubegpu.scheduling.preemption import EXPLAIN_CANDIDATES, PreemptionResult, dry_run, postfilter_message
 from kubegpu.scheduling.registry import NOT_EVALUATED
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion, version_of
+
+from kubegpu.explain.remedies import MovePlanner, Remedy, rank_remedies
 
 NODE_DETAIL_LIMIT = 300  # per-node plain-words detail up to this many nodes (pools always)
 
@@ -59,14 +62,6 @@ class PoolLine(msgspec.Struct):
         return head
 
 
-class Remedy(msgspec.Struct, omit_defaults=True):
-    kind: str
-    summary: str
-    cost: int
-    fits_nodes: int | None = None
-    details: dict = {}
-
-
 class GangInfo(msgspec.Struct):
     name: str
     system: str
@@ -85,12 +80,26 @@ class PreemptionInfo(msgspec.Struct, omit_defaults=True):
     message: str | None = None
 
 
+class NodeGroup(msgspec.Struct, gc=False):
+    """Nodes with the same outcome for the pod: same first failing filter and reasons, same blockers."""
+
+    fits: bool
+    plugin: str | None
+    reasons: list[str]
+    count: int
+    nodes: list[str]
+    failing: list[FailingFilter] = []
+
+
 class WhyReport(msgspec.Struct):
     pod: str
     schedulable: bool
     message: str
-    nodes: list[NodeVerdict]
+    nodes: list[NodeVerdict] | None   # None in `why --all` unless --nodes: node_groups carry the detail
     remedies: list[Remedy]
+    node_groups: list[NodeGroup] = []
+    phase: str = "Pending"
+    node: str | None = None            # where the pod runs, when it is not pending
     version: str = ""
     priority: int = 0
     requests: dict[str, str] = {}
@@ -128,45 +137,72 @@ def event_message(outcome: FilterOutcome, preemption: PreemptionResult | None) -
                              version=outcome.version)
 
 
-def _node_verdicts(snap: SchedulingSnapshot, outcome: FilterOutcome, pools: list[str], detail: bool
-                   ) -> list[NodeVerdict]:
-    """Per node verdicts. Without plain-words detail, nodes with the same combination of
-    (plugin, reason set) share one FailingFilter list, built once per combination."""
-    from kubegpu.explain.distance import describe
-
+def _combination_keys(outcome: FilterOutcome) -> tuple[np.ndarray, np.ndarray]:
+    """Per node, an id of its combination of (first failing filter, every failing filter and
+    reasons): (one representative node per combination, combination id per node)."""
     n = outcome.num_nodes
-    names = snap.names
     if outcome.prefilter is not None:
-        pre = outcome.prefilter
-        failing = [FailingFilter(pre.plugin, pre.code.upstream, list(pre.reasons))]
-        return [NodeVerdict(name=names[i], fits=False, plugin=pre.plugin, reasons=list(pre.reasons), pool=pools[i],
-                            failing=failing) for i in range(n)]
-    if detail:
-        view = snap.view(outcome.info)
-        out = []
-        for i in range(n):
-            first = outcome.first_status(i)
-            failing = [FailingFilter(st.plugin, st.code.upstream, list(st.reasons),
-                                     describe(snap, view, outcome.info, i, st)) for st in outcome.all_statuses(i)]
-            out.append(NodeVerdict(name=names[i], fits=first.ok, plugin=first.plugin, reasons=list(first.reasons),
-                                   pool=pools[i], failing=failing))
-        return out
+        return np.zeros(1, dtype=np.int64), np.zeros(n, dtype=np.int64)
     parts = [np.where(r.code != 0, r.rid.astype(np.int64) + 1, 0) for r in outcome.results]
     if outcome.allowed is not None:
         parts.append(np.where(outcome.allowed, 0, 1))
-    keys = np.stack(parts, axis=1) if parts else np.zeros((n, 0), dtype=np.int64)
-    flat = np.zeros(n, dtype=np.int64)
-    for col in range(keys.shape[1]):  # one int64 key per node (few plugins, few reason sets)
-        flat = flat * 4099 + keys[:, col]
-    combos, inverse = np.unique(flat, return_inverse=True)
-    inverse = np.asarray(inverse).reshape(-1)
-    shared = []
-    for c, combo in enumerate(combos):
-        i = int(np.flatnonzero(inverse == c)[0])
-        first = outcome.first_status(i)
-        failing = [FailingFilter(st.plugin, st.code.upstream, list(st.reasons)) for st in outcome.all_statuses(i)]
-        shared.append((first.ok, first.plugin, list(first.reasons), failing))
-    return [NodeVerdict(name, *shared[c][:3], pool, shared[c][3]) for name, pool, c in zip(names, pools, inverse.tolist())]
+    inverse = np.zeros(n, dtype=np.int64)
+    for col in parts:  # fold one plugin at a time, renumbering so keys stay small
+        _, inverse = small_unique(inverse * (int(col.max()) + 1 if n else 1) + col)
+    first = np.full(int(inverse.max()) + 1 if n else 0, n, dtype=np.int64)
+    np.minimum.at(first, inverse, np.arange(n))  # lowest node index of each combination
+    return first, inverse
+
+
+def node_groups(snap: SchedulingSnapshot, outcome: FilterOutcome) -> list[NodeGroup]:
+    """Nodes grouped by outcome: the output grows with distinct outcomes, not with nodes."""
+    first, inverse = _combination_keys(outcome)
+    names = np.asarray(snap.names, dtype=object)
+    groups = []
+    for c, i in enumerate(first.tolist()):
+        members = np.flatnonzero(inverse == c)  # few combinations: one pass each beats a sort
+        if outcome.prefilter is not None:
+            pre = outcome.prefilter
+            head, failing = pre, [FailingFilter(pre.plugin, pre.code.upstream, list(pre.reasons))]
+        else:
+            head = outcome.first_status(i)
+            failing = [FailingFilter(st.plugin, st.code.upstream, list(st.reasons)) for st in outcome.all_statuses(i)]
+        groups.append(NodeGroup(fits=head.ok and outcome.prefilter is None, plugin=head.plugin,
+                                reasons=list(head.reasons), count=len(members), nodes=names[members].tolist(),
+                                failing=failing))
+    groups.sort(key=lambda g: (not g.fits, -g.count, g.plugin or "", g.reasons))
+    return groups
+
+
+def _node_verdicts(snap: SchedulingSnapshot, outcome: FilterOutcome, groups: list[NodeGroup], detail: bool
+                   ) -> list[NodeVerdict]:
+    """Every node's verdict, in node order; with `detail`, blockers in plain words too."""
+    from kubegpu.explain.distance import describe
+
+    pools = snap.pools
+    if detail and outcome.prefilter is None:
+        view = snap.view(outcome.info)
+        out = []
+        for i, name in enumerate(snap.names):
+            first = outcome.first_status(i)
+            failing = [FailingFilter(st.plugin, st.code.upstream, list(st.reasons),
+                                     describe(snap, view, outcome.info, i, st)) for st in outcome.all_statuses(i)]
+            out.append(NodeVerdict(name=name, fits=first.ok, plugin=first.plugin, reasons=list(first.reasons),
+                                   pool=pools[i], failing=failing))
+        return out
+    by_name = {name: g for g in groups for name in g.nodes}
+    return [NodeVerdict(name, by_name[name].fits, by_name[name].plugin, by_name[name].reasons, pools[i],
+                        by_name[name].failing) for i, name in enumerate(snap.names)]
+
+
+def _pool_index(snap: SchedulingSnapshot) -> tuple[list[str], np.ndarray]:
+    """(sorted pool names, pool index per node), once per snapshot."""
+    cached = snap.__dict__.get("_pool_index")
+    if cached is None:
+        names = sorted(set(snap.pools))
+        position = {p: k for k, p in enumerate(names)}
+        cached = snap.__dict__["_pool_index"] = (names, np.asarray([position[p] for p in snap.pools], dtype=np.int64))
+    return cached
 
 
 def _pool_lines(snap: SchedulingSnapshot, outcome: FilterOutcome, pools: list[str]) -> list[PoolLine]:
@@ -185,9 +221,7 @@ def _pool_lines(snap: SchedulingSnapshot, outcome: FilterOutcome, pools: list[st
     free_gpu = (snap.alloc[:, gpu] - view.requested[:, gpu]) if gpu is not None else np.zeros(n)
     first = outcome.first.astype(np.int64)
     keys = (first + 3) * (1 << 32) + first_rid
-    pool_names = sorted(set(pools))
-    position = {p: k for k, p in enumerate(pool_names)}
-    pool_idx = np.fromiter((position[p] for p in pools), dtype=np.int64, count=n)
+    pool_names, pool_idx = _pool_index(snap)
 
     def reasons_of(key: int) -> tuple[str, ...]:
         p, rid = key // (1 << 32) - 3, key % (1 << 32)
@@ -237,29 +271,46 @@ def _gang_info(snap: SchedulingSnapshot, gang: Gang, version: KubeVersion) -> Ga
                     bound=placement.bound, pending=pending, fit_together=len(placement.placed), summary=summary)
 
 
+def bound_report(state, pod: Pod) -> WhyReport:
+    """A pod that is not waiting for a scheduler: say so, and where it runs."""
+    phase = pod.status.phase or "Unknown"
+    where = pod.spec.node_name
+    note = (f"not pending: bound to node {where} (phase {phase}); kube-scheduler has placed it" if where else
+            f"not pending: phase {phase}" + (", it has finished" if pod.is_terminal else ""))
+    return WhyReport(pod=pod.key, schedulable=True, message="", nodes=[], remedies=[], phase=phase, node=where,
+                     priority=state.priority_of(pod), notes=[note])
+
+
 def explain_pod(snap: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | None = None,
                 gangs: dict[str, Gang] | None = None, node_detail: bool | None = None,
-                with_remedies: bool = True, planner=None) -> WhyReport:
-    """The full why-report for one pod on the snapshot's cluster."""
-    from kubegpu.explain.remedies import rank_remedies
+                with_remedies: bool = True, planner: MovePlanner | None = None, with_nodes: bool = True,
+                outcome: FilterOutcome | None = None, remedy_cache: dict | None = None,
+                remedy_key: object = None) -> WhyReport:
+    """The full why-report for one pod on the snapshot's cluster.
 
+    `with_nodes=False` leaves the per-node list out (node_groups carry the same facts, grouped);
+    `outcome` reuses a filter run the caller already has for this pod; `remedy_cache` keyed by
+    `remedy_key` shares the remedy search between pods of one shape (see explain.batch).
+    """
     state = snap.state
+    if pod.spec.node_name or pod.is_terminal:
+        return bound_report(state, pod)
     v = version or version_of(state.server_version)
-    outcome = snap.filter_pod(pod, version=v)
+    outcome = outcome or snap.filter_pod(pod, version=v)
     preemption = dry_run(snap, outcome, max_candidates=EXPLAIN_CANDIDATES) if not outcome.schedulable else None
     message = event_message(outcome, preemption)
-    pools = snap.pools
     detail = node_detail if node_detail is not None else len(snap.nodes) <= NODE_DETAIL_LIMIT
     gangs = gangs if gangs is not None else find_gangs(state)
     gang = next((g for g in gangs.values() if any(m.key == pod.key for m in g.members)), None)
     gang_info = _gang_info(snap, gang, v) if gang is not None and len(gang.members) > 1 else None
     observed = observed_message(state, pod)
+    groups = node_groups(snap, outcome)
     report = WhyReport(
         pod=pod.key, schedulable=outcome.schedulable, message=message,
-        nodes=_node_verdicts(snap, outcome, pools, detail), remedies=[], version=str(v),
-        priority=outcome.info.priority,
+        nodes=_node_verdicts(snap, outcome, groups, detail) if with_nodes else None, remedies=[],
+        node_groups=groups, version=str(v), priority=outcome.info.priority,
         requests={r: format_amount(r, a) for r, a in sorted(outcome.info.requests.items())},
-        pools=_pool_lines(snap, outcome, pools), gang=gang_info,
+        pools=_pool_lines(snap, outcome, snap.pools), gang=gang_info,
         preemption=_preemption_info(preemption),
         # upstream: DynamicResources skips pods without ResourceClaims, so only then is it a gap
         not_evaluated=list(NOT_EVALUATED) if pod.spec.resource_claims else [],
@@ -267,12 +318,28 @@ def explain_pod(snap: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | No
         matches_observed=(observed == message) if observed and message else None)
     gang_blocked = gang_info is not None and gang_info.bound + gang_info.fit_together < gang_info.min_member
     if with_remedies and (not outcome.schedulable or gang_blocked):
-        skipped = len(planner.skipped) if planner is not None else 0
-        report.remedies = rank_remedies(snap, outcome, preemption, gang, v, gangs, planner)
-        if planner is not None and len(planner.skipped) > skipped:
-            report.notes.append(f"moves not planned here (why --all plans the first {planner.limit} pending "
-                                f"workloads); run: kubegpu defrag --for {pod.key}")
+        cached = remedy_cache.get(remedy_key) if remedy_cache is not None and remedy_key is not None else None
+        if cached is not None:
+            report.remedies = retarget(cached[1], cached[0], pod.key)
+        else:
+            report.remedies = rank_remedies(snap, outcome, preemption, gang, v, gangs, planner)
+            if remedy_cache is not None and remedy_key is not None:
+                remedy_cache[remedy_key] = (pod.key, report.remedies)
     return report
+
+
+def retarget(remedies: list[Remedy], old: str, new: str) -> list[Remedy]:
+    """Remedies worked out for pod `old` of one shape, worded for pod `new` of the same shape."""
+    if old == new:
+        return remedies
+    out = []
+    for r in remedies:
+        details = r.details
+        if "targets" in details:
+            details = {**details, "targets": [{**t, "pod": new if t.get("pod") == old else t.get("pod")}
+                                              for t in details["targets"]]}
+        out.append(msgspec.structs.replace(r, summary=r.summary.replace(old, new), details=details))
+    return out
 
 
 def _preemption_info(result: PreemptionResult | None) -> PreemptionInfo | None:
@@ -286,54 +353,3 @@ def _preemption_info(result: PreemptionResult | None) -> PreemptionInfo | None:
         message=result.message)
 
 
-def pending_pods(state, namespace: str | None = None) -> list[Pod]:
-    """Pods waiting for a scheduler, optionally in one namespace."""
-    out = []
-    for p in state.unscheduled_pods:
-        if namespace and p.namespace != namespace:
-            continue
-        out.append(p)
-    return out
-
-
-def _signature(state, pod: Pod) -> bytes:
-    """Pods with the same signature get the same verdicts (replicas of one template)."""
-    spec = msgspec.structs.replace(pod.spec, node_name=None)
-    return msgspec.json.encode([pod.namespace, spec, pod.labels, pod.annotations, state.priority_of(pod),
-                                pod.status.nominated_node_name])
-
-
-PLAN_LIMIT = 6  # move remedies planned per why --all run (each is a defrag plan)
-
-
-def explain_all(state, *, namespace: str | None = None, version: KubeVersion | None = None,
-                gpu_only: bool = False, node_detail: bool | None = None,
-                plan_limit: int | None = PLAN_LIMIT) -> list[WhyReport]:
-    """A report for every pending pod (every pending GPU pod with `gpu_only`).
-
-    Replicas of one template are evaluated once: their filters, preemption dry run and
-    remedies are identical; only the pod name and what the cluster observed differ.
-    """
-    from kubegpu.explain.remedies import MovePlanner
-
-    snap = SchedulingSnapshot.from_cluster(state)
-    gangs = find_gangs(state)
-    planner = MovePlanner(state, limit=plan_limit, snapshot=snap, gangs=gangs)
-    seen: dict[bytes, WhyReport] = {}
-    out = []
-    for pod in pending_pods(state, namespace):
-        if gpu_only and not state.gpu_demand(pod).is_gpu:
-            continue
-        sig = _signature(state, pod)
-        first = seen.get(sig)
-        if first is None:
-            report = seen[sig] = explain_pod(snap, pod, version=version, gangs=gangs, node_detail=node_detail,
-                                             planner=planner)
-        else:
-            observed = observed_message(state, pod)
-            report = msgspec.structs.replace(
-                first, pod=pod.key, observed_message=observed,
-                observed=parse_event_message(observed) if observed else None,
-                matches_observed=(observed == first.message) if observed and first.message else None)
-        out.append(report)
-    return out

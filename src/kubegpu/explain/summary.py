@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
-from kubegpu.explain.report import explain_all
+from kubegpu.explain.batch import explain_all
 from kubegpu.model.cluster import ClusterState
 
 

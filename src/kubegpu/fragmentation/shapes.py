@@ -18,57 +18,10 @@ import numpy as np
 
 from kubegpu.errors import InputError
 from kubegpu.fragmentation.podlist import load_pod_list
+from kubegpu.scheduling.placement.measure import ShapeMix, TaskShape
 from kubegpu.scheduling.placement.task import MILLI, Task
 
 DEFAULT_COVERAGE = 0.95
-
-
-class TaskShape(msgspec.Struct, frozen=True, kw_only=True):
-    """One task class m of the mix, with its popularity p_m."""
-
-    cpu_milli: int
-    num_gpu: int = 0
-    gpu_milli: int = 0
-    models: frozenset[str] | None = None
-    weight: float = 1.0
-    mem_bytes: int = 0   # typical memory of the class (median); used only by memory-aware measures
-
-
-class ShapeMix:
-    """A normalised task-shape mix as arrays, ready for vectorised fragmentation."""
-
-    def __init__(self, shapes: Sequence[TaskShape]) -> None:
-        if not shapes:
-            raise ValueError("a task-shape mix needs at least one shape")
-        total = float(sum(s.weight for s in shapes))
-        if not total > 0:
-            raise ValueError("task-shape weights must sum to a positive number")
-        self.shapes = [msgspec.structs.replace(s, weight=s.weight / total) for s in shapes]
-        self.cpu_milli = np.array([s.cpu_milli for s in self.shapes], dtype=np.int64)
-        self.num_gpu = np.array([s.num_gpu for s in self.shapes], dtype=np.int32)
-        self.gpu_milli = np.array([s.gpu_milli for s in self.shapes], dtype=np.int32)
-        self.weight = np.array([s.weight for s in self.shapes], dtype=np.float64)
-        self.mem_bytes = np.array([s.mem_bytes for s in self.shapes], dtype=np.int64)
-        self.is_gpu = self.num_gpu > 0
-        self._access: dict[tuple[str, ...], np.ndarray] = {}
-
-    def __len__(self) -> int:
-        return len(self.shapes)
-
-    def access_table(self, gpu_models: Sequence[str]) -> np.ndarray:
-        """bool[M+1, m]: may shape m run on a node of model index i (row M = node without a model)."""
-        key = tuple(gpu_models)
-        table = self._access.get(key)
-        if table is None:
-            rows = [[s.models is None or model in s.models for s in self.shapes] for model in key]
-            rows.append([s.models is None for s in self.shapes])
-            table = np.array(rows, dtype=bool).reshape(len(key) + 1, len(self.shapes))
-            self._access[key] = table
-        return table
-
-    def access(self, gpu_model: np.ndarray, gpu_models: Sequence[str]) -> np.ndarray:
-        """bool[n, m] for nodes with model indices `gpu_model` (-1 = no model)."""
-        return self.access_table(gpu_models)[gpu_model]
 
 
 def mix_from_tasks(tasks: Iterable[Task], *, coverage: float = DEFAULT_COVERAGE) -> ShapeMix:

@@ -143,7 +143,7 @@ class ContainerPort(_Obj):
     container_port: int = 0
     host_port: int | None = None
     protocol: str = "TCP"
-    host_ip: str | None = None
+    host_ip: str | None = msgspec.field(default=None, name="hostIP")
     name: str | None = None
 
 
@@ -257,6 +257,7 @@ class PodSpec(_Obj):
     termination_grace_period_seconds: int | None = None
     security_context: dict[str, Any] | None = None
     resource_claims: list[dict[str, Any]] = []  # DRA claims; DynamicResources reads them
+    resources: "ResourceRequirements | None" = None  # pod-level resources (KEP-2837)
 
 
 class PodCondition(_Obj):
@@ -275,13 +276,21 @@ class ContainerStatus(_Obj):
     image: str | None = None
 
 
+class PodIPEntry(_Obj):
+    """v1 PodIP / HostIP: one address of a pod or its host."""
+
+    ip: str = ""
+
+
 class PodStatus(_Obj):
     phase: str | None = None
     conditions: list[PodCondition] = []
     nominated_node_name: str | None = None
     start_time: str | None = None
-    host_ip: str | None = None
-    pod_ip: str | None = None
+    host_ip: str | None = msgspec.field(default=None, name="hostIP")
+    host_ips: list[PodIPEntry] = msgspec.field(default_factory=list, name="hostIPs")
+    pod_ip: str | None = msgspec.field(default=None, name="podIP")
+    pod_ips: list[PodIPEntry] = msgspec.field(default_factory=list, name="podIPs")
     qos_class: str | None = None
     reason: str | None = None
     message: str | None = None
@@ -298,8 +307,9 @@ class PodTemplateSpec(_Obj):
 class NodeSpec(_Obj):
     unschedulable: bool = False
     taints: list[Taint] = []
-    provider_id: str | None = None
-    pod_cidr: str | None = None
+    provider_id: str | None = msgspec.field(default=None, name="providerID")
+    pod_cidr: str | None = msgspec.field(default=None, name="podCIDR")
+    pod_cidrs: list[str] = msgspec.field(default_factory=list, name="podCIDRs")
 
 
 class NodeCondition(_Obj):

@@ -49,6 +49,11 @@ def _max(into: Resources, other: Resources) -> None:
             into[k] = v
 
 
+def is_pod_level_resource(name: str) -> bool:
+    """upstream IsSupportedPodLevelResource: cpu, memory and hugepages."""
+    return name in ("cpu", "memory") or name.startswith("hugepages-")
+
+
 def pod_requests(pod: Pod) -> Resources:
     """The pod's effective requests as kube-scheduler computes them.
 
@@ -73,6 +78,15 @@ def pod_requests(pod: Pod) -> Resources:
             _add(step, sidecars)
             _max(init_peak, step)
     _max(total, init_peak)
+    level = pod.spec.resources
+    if level is not None and (level.requests or level.limits):
+        # KEP-2837: pod-level requests (defaulted from pod-level limits) replace the container
+        # aggregate for the resources pod level supports; others stay as the containers ask
+        pod_level = parse_resource_list(level.limits, obj=obj, field="spec.resources.limits")
+        pod_level.update(parse_resource_list(level.requests, obj=obj, field="spec.resources.requests"))
+        for name, amount in pod_level.items():
+            if is_pod_level_resource(name):
+                total[name] = amount
     if pod.spec.overhead:
         _add(total, parse_resource_list(pod.spec.overhead, obj=obj, field="spec.overhead"))
     return {k: v for k, v in total.items() if v}

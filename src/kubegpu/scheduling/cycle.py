@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kubegpu.model.kinds import Pod
 from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, PreFilterResult, Status
 from kubegpu.scheduling.registry import DEFAULT_FILTERS
-from kubegpu.scheduling.snapshot import NodeView, PodInfo, SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion
+
+if TYPE_CHECKING:  # annotations only: snapshot.filter_pod imports this module
+    from kubegpu.scheduling.snapshot import NodeView, PodInfo, SchedulingSnapshot
 
 OUTSIDE_PREFILTER = -2  # node left out by a PreFilterResult
 FITS = -1
@@ -85,16 +88,17 @@ class FilterOutcome:
             out[sel] = res.code[sel]
         return out
 
-    def reason_counts(self) -> Counter:
-        """The event's histogram input: first-failing reasons counted over nodes."""
+    def reason_counts(self, among: np.ndarray | None = None) -> Counter:
+        """The event's histogram input: first-failing reasons counted over nodes (or the `among` mask)."""
         counts: Counter = Counter()
         if self.prefilter is not None:
             return counts
-        outside = int((self.first == OUTSIDE_PREFILTER).sum())
+        within = np.ones(self.num_nodes, dtype=bool) if among is None else among
+        outside = int(((self.first == OUTSIDE_PREFILTER) & within).sum())
         if outside:
             counts[self.outside_reason()] += outside
         for p, res in enumerate(self.results):
-            sel = self.first == p
+            sel = (self.first == p) & within
             if not sel.any():
                 continue
             rids, n = np.unique(res.rid[sel], return_counts=True)
@@ -147,8 +151,15 @@ def run_prefilters(ctx: CycleContext) -> tuple[Status | None, frozenset[str], np
 
 
 def run_filters(snapshot: SchedulingSnapshot, pod: Pod, version: KubeVersion, *, info: PodInfo | None = None,
-                view: NodeView | None = None, ctx: CycleContext | None = None) -> FilterOutcome:
-    """PreFilter + every Filter of the default profile for `pod`, over all nodes of `view`."""
+                view: NodeView | None = None, ctx: CycleContext | None = None,
+                removed_per_node: np.ndarray | None = None) -> FilterOutcome:
+    """PreFilter + every Filter of the default profile for `pod`, over all nodes of `view`.
+
+    `removed_per_node` (a mask over pod slots) answers, for every node at once, "would the pod
+    fit on node i once the masked pods on node i alone are gone" (preemption's per-node dry
+    run): node-local filters read the view without them; filters that count pods across a
+    topology domain subtract only node i's share.
+    """
     ctx = ctx or _context(snapshot, pod, version, info)
     n = len(snapshot.nodes)
     out = FilterOutcome(pod=pod, info=ctx.info, version=version, num_nodes=n)
@@ -165,10 +176,14 @@ def run_filters(snapshot: SchedulingSnapshot, pod: Pod, version: KubeVersion, *,
     first = np.full(n, FITS, dtype=np.int16)
     if allowed is not None:
         first[~allowed] = OUTSIDE_PREFILTER
+    emptied = view.without(removed_per_node) if removed_per_node is not None else view
     for plugin in DEFAULT_FILTERS:
         if plugin.name in skipped:
             continue
-        res = plugin.filter(ctx, view, idx)
+        if removed_per_node is not None and not getattr(plugin, "node_local", True):
+            res = plugin.filter_removed(ctx, view, removed_per_node, idx)
+        else:
+            res = plugin.filter(ctx, emptied, idx)
         p = len(out.plugins)
         out.plugins.append(plugin.name)
         out.results.append(res)

@@ -60,6 +60,19 @@ SUCCESS = Status()
 _CODES = tuple(Code)
 
 
+def small_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(keys, return_inverse=True) for small non-negative int keys, without a sort
+    (per-node verdict keys take a handful of values; sorting 5,000 of them per pod adds up)."""
+    keys = np.asarray(keys, dtype=np.int64).reshape(-1)
+    if not len(keys) or keys.min() < 0 or keys.max() >= 1 << 20:
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        return uniq, np.asarray(inverse).reshape(-1)
+    uniq = np.flatnonzero(np.bincount(keys))
+    lut = np.zeros(int(uniq[-1]) + 1, dtype=np.int64)
+    lut[uniq] = np.arange(len(uniq))
+    return uniq, lut[keys]
+
+
 @dataclass(frozen=True)
 class PreFilterResult:
     """A PreFilter that narrows the nodes to look at (NodeAffinity with matchFields metadata.name)."""
@@ -107,6 +120,13 @@ class NodeStatuses:
             code[i] = c
             rid[i] = j
         return cls(code, rid, table)
+
+    @classmethod
+    def from_choice(cls, choice: np.ndarray, statuses: list[tuple[Code, tuple[str, ...]]]) -> "NodeStatuses":
+        """Per node an index into `statuses`, 1-based (0 = pass): vectorised, no loop over nodes."""
+        choice = np.asarray(choice, dtype=np.int32)
+        codes = np.asarray([0, *[int(c) for c, _ in statuses]], dtype=np.int8)
+        return cls(codes[choice], np.maximum(choice - 1, 0).astype(np.int32), [r for _, r in statuses])
 
     def status(self, i: int, plugin: str) -> Status:
         c = _CODES[int(self.code[i])]

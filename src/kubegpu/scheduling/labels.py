@@ -23,6 +23,25 @@ def _int_or_none(text: str) -> int | None:
         return None
 
 
+def valid_requirement(req: NodeSelectorRequirement, *, field: bool = False) -> bool:
+    """upstream nodeSelectorRequirementsAsSelector / AsFieldSelector: what parses.
+
+    Labels: In/NotIn need values, Exists/DoesNotExist need none, Gt/Lt exactly one integer.
+    Fields: In/NotIn with exactly one value. Anything else is an error, and the term that
+    holds it matches no node (the pod then fails with the plain node affinity reason).
+    """
+    op, values = req.operator, req.values
+    if field:
+        return op in ("In", "NotIn") and len(values) == 1
+    if op in ("In", "NotIn"):
+        return len(values) > 0
+    if op in ("Exists", "DoesNotExist"):
+        return not values
+    if op in ("Gt", "Lt"):
+        return len(values) == 1 and _int_or_none(values[0]) is not None
+    return False
+
+
 class LabelIndex:
     """Columnar node labels with vectorised requirement matching."""
 
@@ -62,10 +81,12 @@ class LabelIndex:
     def requirement(self, req: NodeSelectorRequirement, *, field: bool = False) -> np.ndarray:
         """Nodes satisfying one requirement (upstream nodeaffinity / labels.Selector semantics)."""
         op = req.operator
+        if not valid_requirement(req, field=field):
+            return np.zeros(self.n, dtype=bool)  # upstream: a term that does not parse matches no node
         if field:
             if req.key != OBJECT_NAME_FIELD:
                 return np.zeros(self.n, dtype=bool)
-            hit = np.isin(self.names, list(req.values)) if req.values else np.zeros(self.n, dtype=bool)
+            hit = np.isin(self.names, list(req.values))
             if op == "In":
                 return hit
             if op == "NotIn":

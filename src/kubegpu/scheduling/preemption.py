@@ -18,6 +18,7 @@ kubegpu starts at node 0 so answers are reproducible (the failure message is the
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,7 +27,7 @@ from kubegpu.model.kinds import PodDisruptionBudget
 from kubegpu.model.selectors import selector_matches
 from kubegpu.scheduling.cycle import FilterOutcome, _context, run_filters, run_prefilters
 from kubegpu.scheduling.framework import Code, Status
-from kubegpu.scheduling.message import DRA_NO_CLAIMS, DRA_STATE_NOT_FOUND, PREEMPTION_PREFIX, count_reasons
+from kubegpu.scheduling.message import DRA_NO_CLAIMS, DRA_STATE_NOT_FOUND, PREEMPTION_PREFIX
 from kubegpu.scheduling.message import fit_error_message
 from kubegpu.scheduling.snapshot import NodeView, PodInfo, SchedulingSnapshot
 
@@ -67,7 +68,17 @@ class PreemptionResult:
     message: str | None = None              # "preemption: ..." (None when a node was found)
     candidates: list[Candidate] = field(default_factory=list)
     chosen: Candidate | None = None
-    node_statuses: dict[int, Status] = field(default_factory=dict)
+    node_statuses: "PreemptionStatuses | None" = None
+
+
+@dataclass
+class PreemptionStatuses:
+    """Per node, as masks: tried for preemption, no lower-priority victims, fits once they are gone."""
+
+    potential: np.ndarray
+    no_victims: np.ndarray
+    after: FilterOutcome | None
+    after_fits: np.ndarray
 
 
 def preemption_policy(snapshot: SchedulingSnapshot, info: PodInfo) -> str:
@@ -178,44 +189,39 @@ def dry_run(snapshot: SchedulingSnapshot, outcome: FilterOutcome, *, max_candida
             if other.priority < info.priority and other.pod.metadata.deletion_timestamp:
                 return PreemptionResult(attempted=True, eligible=False,
                                         message=PREEMPTION_PREFIX + NOT_ELIGIBLE_TERMINATING)
-    potential = np.flatnonzero(codes == Code.UNSCHEDULABLE)
-    statuses: dict[int, Status] = {}
+    potential = codes == Code.UNSCHEDULABLE
     candidates: list[Candidate] = []
-    if len(potential):
-        m = len(snapshot._pods)
-        lower = snapshot.alive[:m] & (snapshot.pod_prio[:m] < info.priority)
-        lower_count = np.bincount(snapshot.pod_node[:m][lower], minlength=n)
+    m = len(snapshot._pods)
+    lower = snapshot.alive[:m] & (snapshot.pod_prio[:m] < info.priority)
+    lower_count = np.bincount(snapshot.pod_node[:m][lower], minlength=n)
+    no_victims = potential & (lower_count == 0)
+    tried = potential & ~no_victims
+    after_fits = np.zeros(n, dtype=bool)
+    after = None
+    if tried.any():
         base = snapshot.view(info)
-        in_potential = np.zeros(n, dtype=bool)
-        in_potential[potential] = True
-        removable = lower & in_potential[np.maximum(snapshot.pod_node[:m], 0)]
         full = np.zeros(len(snapshot.alive), dtype=bool)
-        full[:m] = removable
-        emptied = base.without(full)
-        after = run_filters(snapshot, info.pod, outcome.version, info=info, view=emptied)
-        limit = max_candidates or max(math.ceil(len(potential) * MIN_CANDIDATES_PERCENTAGE / 100),
+        full[:m] = lower & tried[np.maximum(snapshot.pod_node[:m], 0)]
+        # upstream SelectVictimsOnNode: remove that node's lower-priority pods, run every filter there
+        after = run_filters(snapshot, info.pod, outcome.version, info=info, view=base, removed_per_node=full)
+        after_fits = tried & after.fits
+        limit = max_candidates or max(math.ceil(int(potential.sum()) * MIN_CANDIDATES_PERCENTAGE / 100),
                                       MIN_CANDIDATES_ABSOLUTE)
         pdbs = snapshot.state.of_kind("PodDisruptionBudget")
         ctx = _context(snapshot, info.pod, outcome.version, info)
         run_prefilters(ctx)
-        for i in potential.tolist():
-            if lower_count[i] == 0:
-                statuses[i] = Status(Code.UNRESOLVABLE, (NO_VICTIMS,), NAME)
-                continue
-            st = after.first_status(i)
-            if not st.ok:
-                statuses[i] = st
-                continue
-            if len(candidates) >= limit:
-                continue
+        for i in np.flatnonzero(after_fits)[:limit].tolist():
             victims = (_select_victims(ctx, outcome.skipped, base, i, full, pdbs) if with_victims else
                        [Victim(x, False) for x in snapshot.infos_on(i) if x.priority < info.priority])
             candidates.append(Candidate(snapshot.names[i], i, victims))
+    statuses = PreemptionStatuses(potential=potential, no_victims=no_victims, after=after, after_fits=after_fits)
     if candidates:
         return PreemptionResult(attempted=True, candidates=candidates, chosen=pick_one_node(candidates),
                                 node_statuses=statuses)
-    counts = count_reasons(st.reasons for st in statuses.values())
-    absent = n - len(statuses)
+    counts = after.reason_counts(tried & ~after_fits) if after is not None else Counter()
+    if no_victims.any():
+        counts[NO_VICTIMS] += int(no_victims.sum())
+    absent = n - int(potential.sum())
     if absent:
         counts[NOT_HELPFUL] += absent
     text = fit_error_message(n, reason_counts=counts, version=_inner_version(outcome))

@@ -19,6 +19,7 @@ from kubegpu.model.kinds import Node, Pod
 from kubegpu.model.pools import node_pool
 from kubegpu.model.resources import pod_requests
 from kubegpu.scheduling.labels import LabelIndex
+from kubegpu.scheduling.podcolumns import PodColumns
 
 CORE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
@@ -94,6 +95,7 @@ class SchedulingSnapshot:
         self.pod_anti = np.zeros(cap, dtype=bool)  # has required pod anti-affinity
         self.slot: dict[str, int] = {}
         self.node_slots: list[tuple[int, ...]] = [() for _ in range(n)]
+        self._pod_columns: PodColumns | None = None
         self.requested = np.zeros((n, r), dtype=np.int64)
         self.pod_count = np.zeros(n, dtype=np.int64)
         self._bulk_add(bound)
@@ -158,6 +160,22 @@ class SchedulingSnapshot:
         np.add.at(self.requested, node_idx, vec)
         self.pod_count += np.bincount(node_idx, minlength=len(self.nodes))
 
+    @property
+    def pod_columns(self) -> PodColumns:
+        """Labels and namespaces per pod slot, built on first use (only affinity and spread read them)."""
+        cols = self._pod_columns
+        if cols is None:
+            cols = self._pod_columns = PodColumns.build(self._pods, len(self.alive))
+        return cols
+
+    def visible_slots(self, view: "NodeView | None" = None) -> np.ndarray:
+        """bool[m] over the used pod slots: bound pods the view does not hide."""
+        m = len(self._pods)
+        out = self.alive[:m].copy()
+        if view is not None and view.excluded is not None:
+            out &= ~view.excluded[:m]
+        return out
+
     def info_at(self, s: int) -> PodInfo:
         """The PodInfo of pod slot s (built on first use)."""
         info = self._infos[s]
@@ -175,6 +193,8 @@ class SchedulingSnapshot:
         vec = np.zeros((cap, self.pod_vec.shape[1]), dtype=np.int64)
         vec[: len(self.pod_vec)] = self.pod_vec
         self.pod_vec = vec
+        if self._pod_columns is not None:
+            self._pod_columns.grow(cap)
 
     def _add(self, info: PodInfo, i: int) -> None:
         s = len(self._pods)
@@ -190,6 +210,8 @@ class SchedulingSnapshot:
         self.pod_anti[s] = bool(aff and aff.pod_anti_affinity
                                 and aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution)
         self.slot[info.key] = s
+        if self._pod_columns is not None:
+            self._pod_columns.set(s, info.pod)
         self.node_slots[i] = self.node_slots[i] + (s,)
         self.requested[i] += info.vector
         self.pod_count[i] += 1
@@ -226,6 +248,7 @@ class SchedulingSnapshot:
         new.slot = dict(self.slot)
         new.node_slots = list(self.node_slots)  # tuples: replaced, never mutated
         new.nominated = list(self.nominated)
+        new._pod_columns = self._pod_columns.copy() if self._pod_columns is not None else None
         return new
 
     def pods_on(self, node: str | int) -> list[Pod]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses
+from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, small_unique
 
 NAME = "NodeResourcesFit"
 ERR_REASON_TOO_MANY_PODS = "Too many pods"
@@ -60,7 +60,7 @@ class NodeResourcesFitFilter:
         failed = mask != 0
         if not failed.any():
             return NodeStatuses.success(k)
-        uniq, inverse = np.unique(mask, return_inverse=True)
+        uniq, inverse = small_unique(mask)
         table: list[tuple[str, ...]] = []
         codes = np.zeros(len(uniq), dtype=np.int8)
         for u, m in enumerate(uniq.tolist()):

@@ -1,14 +1,15 @@
 """PodTopologySpread: hard (DoNotSchedule) constraints keep the skew of matching pods <= maxSkew.
 
-upstream: domains are the topology values of nodes that pass the pod's node affinity (Honor,
-the default nodeAffinityPolicy) and, with nodeTaintsPolicy Honor, its taints; pods counted are
-those of the pod's namespace matching the selector (plus matchLabelKeys). A node without the
-topology key is UnschedulableAndUnresolvable; too much skew is Unschedulable.
+upstream PreFilter counts matching pods per topology domain once per cycle: only nodes that
+carry every constraint's topology key and pass the constraint's inclusion policies (node
+affinity Honor by default, taints Ignore by default) count; pods counted are the pod's
+namespace, not terminating, matching the selector (plus matchLabelKeys). Filter walks the
+constraints in order: a node without the key is UnschedulableAndUnresolvable; `matching +
+self - global minimum > maxSkew` is Unschedulable (the minimum is 0 while fewer than
+minDomains domains exist). Counts are numpy bincounts over the pod columns.
 """
 
 from __future__ import annotations
-
-from collections import Counter
 
 import numpy as np
 
@@ -21,6 +22,8 @@ from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, Statu
 NAME = "PodTopologySpread"
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+_STATUSES = [(Code.UNRESOLVABLE, (ERR_REASON_NODE_LABEL_NOT_MATCH,)),
+             (Code.UNSCHEDULABLE, (ERR_REASON_CONSTRAINTS_NOT_MATCH,))]
 
 
 def _selector(constraint, pod) -> LabelSelector:
@@ -30,8 +33,59 @@ def _selector(constraint, pod) -> LabelSelector:
     return LabelSelector(match_labels=dict(sel.match_labels), match_expressions=[*sel.match_expressions, *extra])
 
 
+class _Constraint:
+    """One hard constraint's PreFilter state: domains, matching counts, the global minimum."""
+
+    def __init__(self, ctx: CycleContext, view, c, all_keys: np.ndarray) -> None:
+        snap = ctx.snapshot
+        pod = ctx.pod
+        labels = snap.labels
+        self.c = c
+        self.col = labels.column(c.topology_key)
+        eligible = all_keys.copy()
+        if c.node_affinity_policy != "Ignore":
+            eligible &= node_affinity_mask(pod, labels)
+        if c.node_taints_policy == "Honor":
+            ok_group = np.asarray([first_untolerated(t, pod.spec.tolerations) is None for t in snap.taint_sets],
+                                  dtype=bool)
+            eligible &= ok_group[snap.taint_group]
+        self.eligible = eligible
+        selector = _selector(c, pod)
+        m = len(snap._pods)
+        cols = snap.pod_columns
+        slots = snap.visible_slots(view) & ~cols.terminating[:m] & cols.selector(selector, m)
+        slots &= cols.namespaces([pod.namespace], m)
+        slots &= eligible[np.maximum(snap.pod_node[:m], 0)]
+        self.slots = slots
+        dom = self.col[snap.pod_node[:m][slots]]
+        extra = [i for i, infos in view.extra.items() for info in infos if eligible[i]
+                 and info.pod.namespace == pod.namespace and info.pod.metadata.deletion_timestamp is None
+                 and selector_matches(selector, info.pod.labels)]
+        if extra:
+            dom = np.concatenate([dom, self.col[np.asarray(extra, dtype=np.int64)]])
+        size = int(self.col.max()) + 1 if len(self.col) else 0
+        self.counts = np.bincount(dom, minlength=size) if size else np.zeros(0, dtype=np.int64)
+        seen = self.col[eligible]
+        self.domains = np.flatnonzero(np.bincount(seen, minlength=size)) if len(seen) else seen  # codes are small
+        self.min_match = int(self.counts[self.domains].min()) if len(self.domains) else 0
+        self.few_domains = bool(c.min_domains) and len(self.domains) < c.min_domains
+        self.self_match = 1 if selector_matches(selector, pod.labels) else 0
+
+    def skewed(self, idx: np.ndarray, removed_here: np.ndarray | None) -> np.ndarray:
+        d = self.col[idx]
+        match = np.where(d >= 0, self.counts[np.maximum(d, 0)] if len(self.counts) else 0, 0)
+        low = np.full(len(idx), 0 if self.few_domains else self.min_match, dtype=np.int64)
+        if removed_here is not None:
+            r = np.where(self.eligible[idx], removed_here, 0)
+            match = match - r
+            if not self.few_domains:
+                low = np.where(self.eligible[idx], np.minimum(low, match), low)
+        return (d >= 0) & (match + self.self_match - low > self.c.max_skew)
+
+
 class PodTopologySpreadFilter:
     name = NAME
+    node_local = False  # a node's verdict depends on pods of every domain
 
     def pre_filter(self, ctx: CycleContext):
         hard = [c for c in ctx.pod.spec.topology_spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
@@ -40,39 +94,28 @@ class PodTopologySpreadFilter:
         ctx.data[NAME] = hard
         return None
 
-    def filter(self, ctx: CycleContext, view, idx: np.ndarray) -> NodeStatuses:
+    def _verdicts(self, ctx: CycleContext, view, idx: np.ndarray, removed: np.ndarray | None) -> np.ndarray:
         snap = ctx.snapshot
-        pod = ctx.pod
-        labels = snap.labels
-        eligible_base = node_affinity_mask(pod, labels)
-        missing = np.zeros(labels.n, dtype=bool)
-        skewed = np.zeros(labels.n, dtype=bool)
-        for c in ctx.data[NAME]:
-            col = labels.column(c.topology_key)
-            missing |= col < 0
-            eligible = eligible_base & (col >= 0)
-            if c.node_affinity_policy == "Ignore":
-                eligible = col >= 0
-            if c.node_taints_policy == "Honor":
-                ok = np.asarray([first_untolerated(snap.taint_sets[g], pod.spec.tolerations) is None
-                                 for g in snap.taint_group], dtype=bool)
-                eligible &= ok
-            selector = _selector(c, pod)
-            counts: Counter = Counter()
-            for i in np.flatnonzero(eligible):
-                for other in view.pods_on(int(i)):
-                    if (other.namespace == pod.namespace and other.metadata.deletion_timestamp is None
-                            and selector_matches(selector, other.labels)):
-                        counts[int(col[i])] += 1
-            domains = set(col[eligible].tolist())
-            min_match = min((counts.get(d, 0) for d in domains), default=0)
-            if c.min_domains and len(domains) < c.min_domains:
-                min_match = 0
-            self_match = 1 if selector_matches(selector, pod.labels) else 0
-            per_node = np.asarray([counts.get(int(v), 0) for v in col], dtype=np.int64)
-            skewed |= (col >= 0) & (per_node + self_match - min_match > c.max_skew)
-        keys = [ERR_REASON_NODE_LABEL_NOT_MATCH if missing[i] else (ERR_REASON_CONSTRAINTS_NOT_MATCH if skewed[i]
-                else None) for i in idx]
-        return NodeStatuses.from_keys(keys, {
-            ERR_REASON_NODE_LABEL_NOT_MATCH: (Code.UNRESOLVABLE, (ERR_REASON_NODE_LABEL_NOT_MATCH,)),
-            ERR_REASON_CONSTRAINTS_NOT_MATCH: (Code.UNSCHEDULABLE, (ERR_REASON_CONSTRAINTS_NOT_MATCH,))})
+        hard = ctx.data[NAME]
+        all_keys = np.ones(len(snap.nodes), dtype=bool)
+        for c in hard:
+            all_keys &= snap.labels.column(c.topology_key) >= 0
+        k = len(idx)
+        verdict = np.zeros(k, dtype=np.int8)  # 0 pass, 1 missing label, 2 skew
+        for c in hard:
+            prep = _Constraint(ctx, view, c, all_keys)
+            removed_here = None
+            if removed is not None:
+                hit = prep.slots & removed[: len(prep.slots)]
+                removed_here = np.bincount(snap.pod_node[: len(hit)][hit], minlength=len(snap.nodes))[idx]
+            open_ = verdict == 0
+            verdict[open_ & (prep.col[idx] < 0)] = 1
+            verdict[(verdict == 0) & prep.skewed(idx, removed_here)] = 2
+        return verdict
+
+    def filter(self, ctx: CycleContext, view, idx: np.ndarray) -> NodeStatuses:
+        return NodeStatuses.from_choice(self._verdicts(ctx, view, idx, None), _STATUSES)
+
+    def filter_removed(self, ctx: CycleContext, view, removed: np.ndarray, idx: np.ndarray) -> NodeStatuses:
+        """Per node i of idx: the verdict once the `removed` pod slots on node i alone are gone."""
+        return NodeStatuses.from_choice(self._verdicts(ctx, view, idx, removed), _STATUSES)

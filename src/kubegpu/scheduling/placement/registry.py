@@ -1,6 +1,6 @@
 """Every placement policy by its CLI name — the one place that lists them.
 
-Used by `kubegpu simulate inflation`, the defrag planner and the dashboard alike.
+Used by `kubegpu simulate inflation` (the `--policy` names); the frag report reads the placement state.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kubegpu.errors import UsageError
-from kubegpu.fragmentation.shapes import ShapeMix
+from kubegpu.scheduling.placement.measure import ShapeMix
 from kubegpu.scheduling.placement.policies.base import PlacementPolicy
 from kubegpu.scheduling.placement.policies.best_fit import BestFit
 from kubegpu.scheduling.placement.policies.dot_product import DotProduct

@@ -1,6 +1,6 @@
 """The one placement interface: given a state, a task and the nodes it fits on, pick node + devices.
 
-Every consumer (inflation experiment, defrag planner, dashboard what-ifs) calls
+Every consumer (today the inflation experiment; the event simulator builds on it) calls
 `policy.choose(state, task, feasible)`; feasibility itself comes from `PlacementState.fit_mask`
 so that no policy re-implements "does it fit".
 """

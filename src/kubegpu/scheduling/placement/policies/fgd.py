@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from kubegpu.fragmentation.measure import node_fragmentation
-from kubegpu.fragmentation.shapes import ShapeMix
-from kubegpu.fragmentation.tracker import FragmentTracker
+from kubegpu.scheduling.placement.measure import node_fragmentation
+from kubegpu.scheduling.placement.measure import ShapeMix
+from kubegpu.scheduling.placement.tracker import FragmentTracker
 from kubegpu.scheduling.placement.policies.base import MAX_NODE_SCORE, best_node
 from kubegpu.scheduling.placement.state import PlacementState, exclusive_devices
 from kubegpu.scheduling.placement.task import Placement, Task

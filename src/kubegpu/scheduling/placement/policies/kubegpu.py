@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kubegpu.fragmentation.shapes import ShapeMix
+from kubegpu.scheduling.placement.measure import ShapeMix
 from kubegpu.scheduling.placement.policies.fgd import FGD
 from kubegpu.scheduling.placement.state import PlacementState
 from kubegpu.scheduling.placement.task import Placement, Task
