@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from kubegpu.cli.render import PENDING_TEMP_FILES, _raise_for
+from kubegpu.shutdown import held_until
 
 GRACE_WORKERS = 0.3  # seconds after the signal: end the worker processes we started
 GRACE_EXIT = 0.8  # seconds after the signal: exit even if the main thread is stuck in C code
@@ -110,6 +111,9 @@ class Interrupts:
         _signal_all(self.ours(), signal.SIGTERM)
         if self.finished.wait(GRACE_EXIT - GRACE_WORKERS):
             return
+        while (held := held_until()) is not None and time.monotonic() < held:
+            if self.finished.wait(0.05):  # cleanup in progress (kubegpu.shutdown.finishing): let it end
+                return
         _signal_all(self.ours(), signal.SIGKILL)
         for tmp in list(PENDING_TEMP_FILES):
             try:

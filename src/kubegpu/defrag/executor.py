@@ -20,6 +20,7 @@ from kubegpu.defrag.api import ApiFailure, ClusterApi, EvictionRefused, NoAnswer
 from kubegpu.defrag.journal import Journal, JournalState
 from kubegpu.defrag.plan import Move, Plan
 from kubegpu.errors import UsageError
+from kubegpu.shutdown import finishing
 
 
 class Abort(Exception):
@@ -105,8 +106,9 @@ class Executor:
             report.message = str(err)
             self.journal.record("abort", reason=str(err))
         except (Exception, KeyboardInterrupt) as err:  # a bug or ^C: still leave the nodes as we found them
-            self.journal.record("abort", reason=f"{type(err).__name__}: {err}")
-            self._uncordon(cordoned, report)
+            with finishing():  # the interrupt watchdog waits for this (kubegpu.shutdown)
+                self.journal.record("abort", reason=f"{type(err).__name__}: {err}")
+                self._uncordon(cordoned, report)
             raise
         self._uncordon(cordoned, report)
         self.journal.record("finished", status=report.status, message=report.message)
