@@ -18,7 +18,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from kubegpu.cli.render import PENDING_TEMP_FILES, _raise_for
+from kubegpu.cli.writer import PENDING_TEMP_FILES, raise_for
 from kubegpu.shutdown import held_until
 
 GRACE_WORKERS = 0.3  # seconds after the signal: end the worker processes we started
@@ -204,7 +204,7 @@ class _Guarded:
         try:
             return self._stream.write(text)
         except OSError as err:
-            _raise_for(err, self._name)
+            raise_for(err, self._name)
             raise
 
     def writelines(self, lines: Any) -> None:
@@ -215,7 +215,7 @@ class _Guarded:
         try:
             self._stream.flush()
         except OSError as err:
-            _raise_for(err, self._name)
+            raise_for(err, self._name)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
