@@ -99,3 +99,35 @@ def test_interrupted_file_write_leaves_nothing(big_dump, tmp_path):
                              signal.SIGTERM, 3.0, tmp_path)
     assert (code, err) == EXPECTED[signal.SIGTERM]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stdout"]
+
+
+def test_the_watchdog_waits_for_cleanup_and_otherwise_exits_removing_temp_files(monkeypatch, tmp_path):
+    import threading
+
+    from kubegpu.cli import interrupts
+    from kubegpu.cli.render import PENDING_TEMP_FILES
+    from kubegpu.shutdown import finishing
+
+    exits: list[int] = []
+    monkeypatch.setattr(os, "_exit", exits.append)
+    monkeypatch.setattr(interrupts, "GRACE_WORKERS", 0.01)
+    monkeypatch.setattr(interrupts, "GRACE_EXIT", 0.02)
+    state = interrupts.Interrupts()
+    state.signalled = signal.SIGTERM
+    with finishing(10):  # e.g. defrag --apply uncordoning its nodes after ^C
+        watchdog = threading.Thread(target=state._deadline)
+        watchdog.start()
+        time.sleep(0.3)
+        assert exits == []
+        state.finished.set()  # the command ended on its own
+    watchdog.join(5)
+    assert exits == []
+
+    temp = tmp_path / ".report.json.123.tmp"
+    temp.write_text("{")
+    PENDING_TEMP_FILES.add(str(temp))
+    stuck = interrupts.Interrupts()
+    stuck.signalled = signal.SIGTERM
+    stuck._deadline()  # the command never returns (stuck in C): exit 143, temp file gone
+    PENDING_TEMP_FILES.discard(str(temp))
+    assert exits == [143] and not temp.exists()

@@ -18,7 +18,8 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from kubegpu.cli.render import PENDING_TEMP_FILES, _raise_for
+from kubegpu.cli.writer import PENDING_TEMP_FILES, raise_for
+from kubegpu.shutdown import held_until
 
 GRACE_WORKERS = 0.3  # seconds after the signal: end the worker processes we started
 GRACE_EXIT = 0.8  # seconds after the signal: exit even if the main thread is stuck in C code
@@ -110,6 +111,9 @@ class Interrupts:
         _signal_all(self.ours(), signal.SIGTERM)
         if self.finished.wait(GRACE_EXIT - GRACE_WORKERS):
             return
+        while (held := held_until()) is not None and time.monotonic() < held:
+            if self.finished.wait(0.05):  # cleanup in progress (kubegpu.shutdown.finishing): let it end
+                return
         _signal_all(self.ours(), signal.SIGKILL)
         for tmp in list(PENDING_TEMP_FILES):
             try:
@@ -200,7 +204,7 @@ class _Guarded:
         try:
             return self._stream.write(text)
         except OSError as err:
-            _raise_for(err, self._name)
+            raise_for(err, self._name)
             raise
 
     def writelines(self, lines: Any) -> None:
@@ -211,7 +215,7 @@ class _Guarded:
         try:
             self._stream.flush()
         except OSError as err:
-            _raise_for(err, self._name)
+            raise_for(err, self._name)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
