@@ -12,6 +12,7 @@ When the pod can never fit on the nodes that exist as written, that verdict lead
 
 from __future__ import annotations
 
+import weakref
 
 import msgspec
 import numpy as np
@@ -215,7 +216,7 @@ def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | N
 def never_fits(snap: SchedulingSnapshot, outcome: FilterOutcome, v: KubeVersion) -> tuple[bool, str]:
     """Would the pod fit on any node if every pod were gone? If not, say why (the static blockers)."""
     view = snap.view(outcome.info)
-    m = len(snap._pods)
+    m = snap.slot_count
     everything = np.zeros(len(snap.alive), dtype=bool)
     everything[:m] = snap.alive[:m]
     empty = run_filters(snap, outcome.pod, v, info=outcome.info, view=view.without(everything))
@@ -231,15 +232,18 @@ def never_fits(snap: SchedulingSnapshot, outcome: FilterOutcome, v: KubeVersion)
     return True, f"even on empty nodes: {why}"
 
 
+_TEMPLATE_SNAPSHOTS: "weakref.WeakKeyDictionary[SchedulingSnapshot, list]" = weakref.WeakKeyDictionary()
+
+
 def template_snapshots(snap: SchedulingSnapshot) -> list:
     """One empty single-node snapshot per node template, built once per cluster snapshot."""
-    cached = getattr(snap, "_template_snapshots", None)
+    cached = _TEMPLATE_SNAPSHOTS.get(snap)
     if cached is None:
         state = snap.state
         others = [o for o in state.objects if o.kind not in ("Node", "Pod")]
         cached = [(t, SchedulingSnapshot(ClusterState([*others, t.node], server_version=state.server_version)))
                   for t in node_templates(state)]
-        snap._template_snapshots = cached  # type: ignore[attr-defined]
+        _TEMPLATE_SNAPSHOTS[snap] = cached
     return cached
 
 
