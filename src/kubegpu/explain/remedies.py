@@ -22,6 +22,7 @@ from kubegpu.model.gpu import GPU, LABEL_PRODUCT
 from kubegpu.model.kinds import Pod
 from kubegpu.model.objects import Toleration
 from kubegpu.scheduling.cycle import FilterOutcome, run_filters
+from kubegpu.scheduling.fit import fits_requests
 from kubegpu.scheduling.filters.tainttoleration import first_untolerated
 from kubegpu.scheduling.gang import Gang
 from kubegpu.scheduling.message import histogram
@@ -183,10 +184,9 @@ def room_anywhere(snap: SchedulingSnapshot, outcome: FilterOutcome) -> bool:
     if not ok.any() or outcome.info.extra:
         return False
     view = snap.view(outcome.info)
-    free = (snap.alloc[ok] - view.requested[ok]).sum(axis=0)
-    slots = int((snap.allowed_pods[ok] - view.pod_count[ok]).sum())
-    req = outcome.info.vector > 0  # only what the pod requests counts (upstream fitsRequest)
-    return bool((free[req] >= outcome.info.vector[req]).all()) and slots >= 1
+    free = (snap.alloc[ok] - view.requested[ok]).sum(axis=0, keepdims=True)
+    slots = (snap.allowed_pods[ok] - view.pod_count[ok]).sum(keepdims=True)
+    return bool(fits_requests(free, outcome.info.vector, slots)[0])  # as if one node held it all
 
 
 def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | None, v: KubeVersion,
