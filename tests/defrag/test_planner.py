@@ -182,3 +182,28 @@ def test_plan_json_shape():
     assert set(data["before"]) >= {"gpus", "fits_by_size", "stranded_by_size", "fragmentation"}
     assert all({"pod", "node", "movable", "reasons"} <= set(p) for p in data["pods"])
     assert np.isclose(data["total_cost_gpu_hours"], sum(m["cost"]["gpu_hours"] for m in data["moves"]))
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as hs  # noqa: E402
+
+
+@settings(max_examples=30, deadline=None)
+@given(hs.lists(hs.tuples(hs.integers(0, 3), hs.integers(0, 4), hs.sampled_from(["4", "30", "60"])),
+                min_size=1, max_size=10), hs.integers(1, 8), hs.sampled_from(["8", "40", "90"]))
+def test_planner_room_is_the_scheduling_cores_fit(bound, want, cpu):
+    """One fit rule: where the planner's start state says a pending pod fits is exactly where
+    the scheduling core's filters say it fits (taints, selectors and room alike)."""
+    from kubegpu.defrag.planner import _pod_targets
+    from kubegpu.defrag.problem import build_problem
+    from kubegpu.defrag.workstate import WorkState
+
+    objs = [gpu_node(f"n{i}", 8, cpu="96", taint=i != 3) for i in range(4)]
+    objs += [pod(f"b{k}", f"n{i}", g, cpu=c) for k, (i, g, c) in enumerate(bound)]
+    objs.append(pod("want", None, want, cpu=cpu, kind="Job", controller="want"))
+    st = cluster(objs)
+    target = st.pod("ml", "want")
+    core = SchedulingSnapshot.from_cluster(st).filter_pod(target)
+    problem = build_problem(st)
+    (spec,) = _pod_targets(problem, [target])
+    assert WorkState.start(problem).target_fits(spec).tolist() == core.fits.tolist()

@@ -106,3 +106,79 @@ def test_pod_level_resources_leave_extended_resources_to_containers_and_add_over
 def test_pod_level_requests_smaller_than_containers_fit():
     _, st = first(node("n", cpu="8"), _pod_level(requests={"cpu": "4"}, cpu="6", init=None))
     assert st[0].ok
+
+
+# podtopologyspread/filtering_test.go (TestSingleConstraint): hard zone constraints, maxSkew 1
+ZONE = "zone"
+SPREAD_REASON = "node(s) didn't match pod topology spread constraints"
+
+
+def _spread(max_skew=1, key=ZONE, min_domains=None, affinity_policy=None):
+    c = {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule",
+         "labelSelector": {"matchLabels": {"foo": ""}}}
+    if min_domains:
+        c["minDomains"] = min_domains
+    if affinity_policy:
+        c["nodeAffinityPolicy"] = affinity_policy
+    return [c]
+
+
+def _zones(*layout):
+    """layout: (node, zone) pairs -> nodes"""
+    return [node(n, labels={ZONE: z} if z else {}) for n, z in layout]
+
+
+def _matching(name, node_name, ns="default", terminating=False):
+    p = pod(name, node_name=node_name, labels={"foo": ""}, ns=ns)
+    if terminating:
+        p["metadata"]["deletionTimestamp"] = "2026-11-30T11:00:00Z"
+    return p
+
+
+NODES = _zones(("node-a", "zone1"), ("node-b", "zone1"), ("node-x", "zone2"), ("node-y", "zone2"))
+
+
+@pytest.mark.parametrize("case,existing,fits", [
+    ("no existing pods", [], [True] * 4),
+    ("pods spread across zones as 3/3, all nodes fit",
+     [_matching("p-a1", "node-a"), _matching("p-a2", "node-a"), _matching("p-b1", "node-b"),
+      _matching("p-x1", "node-x"), _matching("p-y1", "node-y"), _matching("p-y2", "node-y")], [True] * 4),
+    ("pods spread across zones as 1/2: only zone1 fits",
+     [_matching("p-a1", "node-a"), _matching("p-x1", "node-x"), _matching("p-y1", "node-y")],
+     [True, True, False, False]),
+    ("existing pods in a different namespace do not count",
+     [_matching("p-x1", "node-x", ns="other"), _matching("p-y1", "node-y", ns="other")], [True] * 4),
+    ("terminating pods do not count",
+     [_matching("p-x1", "node-x", terminating=True)], [True] * 4),
+])
+def test_pod_topology_spread_single_constraint(case, existing, fits):
+    _, st = first(*NODES, *existing, pod("p", labels={"foo": ""}, spread=_spread()))
+    assert [s.ok for s in st] == fits, case
+    assert all(s.reasons == (SPREAD_REASON,) for s in st if not s.ok)
+
+
+def test_pod_topology_spread_node_without_the_key_is_unresolvable():
+    _, st = first(*_zones(("node-a", "zone1"), ("node-n", None)), pod("p", labels={"foo": ""}, spread=_spread()))
+    assert st[0].ok and not st[1].ok
+    assert st[1].reasons == (SPREAD_REASON + " (missing required label)",) and st[1].code.name == "UNRESOLVABLE"
+
+
+def test_pod_topology_spread_min_domains_not_met_treats_global_minimum_as_zero():
+    existing = [_matching("p-a1", "node-a"), _matching("p-x1", "node-x")]
+    _, st = first(*NODES, *existing, pod("p", labels={"foo": ""}, spread=_spread(min_domains=3)))
+    assert [s.ok for s in st] == [False] * 4  # 1 + 1 - 0 > 1 everywhere
+    _, st = first(*NODES, *existing, pod("p", labels={"foo": ""}, spread=_spread(min_domains=2)))
+    assert [s.ok for s in st] == [True] * 4
+
+
+def test_pod_topology_spread_node_affinity_policy_honor_ignores_other_nodes_domains():
+    """nodeAffinityPolicy Honor (default): zone2 nodes fail the pod's nodeSelector, so zone2's
+    zero count is not the global minimum; with Ignore it is."""
+    nodes = [node("node-a", labels={ZONE: "zone1", "pool": "a"}), node("node-x", labels={ZONE: "zone2"})]
+    existing = [_matching("p-a1", "node-a")]
+    honor = pod("p", labels={"foo": ""}, spread=_spread(), node_selector={"pool": "a"})
+    _, st = first(*nodes, *existing, honor)
+    assert st[0].ok  # 1 + 1 - 1 <= 1
+    ignore = pod("p", labels={"foo": ""}, spread=_spread(affinity_policy="Ignore"), node_selector={"pool": "a"})
+    _, st = first(*nodes, *existing, ignore)
+    assert not st[0].ok and st[0].plugin == "PodTopologySpread"  # 1 + 1 - 0 > 1

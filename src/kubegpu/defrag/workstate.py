@@ -17,6 +17,7 @@ from kubegpu.defrag.budget import BudgetLedger
 from kubegpu.defrag.problem import DefragProblem
 from kubegpu.model.gpu import MILLI, GpuDemand
 from kubegpu.model.nodetable import place_on_devices
+from kubegpu.scheduling.fit import fits_requests
 
 
 @dataclass
@@ -66,10 +67,7 @@ class WorkState:
 
     def target_fits(self, t: TargetSpec) -> np.ndarray:
         """bool[n]: nodes where the target fits now."""
-        cols = np.flatnonzero(t.vec)  # upstream fitsRequest checks only what the pod requests
-        ok = t.mask & (self.free[:, cols] >= t.vec[cols]).all(axis=1)
-        if t.needs_slot:
-            ok &= self.pods_free >= 1
+        ok = t.mask & fits_requests(self.free, t.vec, self.pods_free if t.needs_slot else None)
         if t.whole:
             ok &= self.whole_free() >= t.whole
         return ok
@@ -77,10 +75,7 @@ class WorkState:
     def dest_ok(self, p: int, forbidden: np.ndarray) -> np.ndarray:
         """bool[n]: where candidate p's replacement fits now."""
         prob = self.problem
-        ok = prob.dest_mask(p) & ~forbidden & (self.pods_free >= 1)
-        cols = np.flatnonzero(prob.vec[p])  # only requested columns can be short
-        if len(cols):
-            ok &= (self.free[:, cols] >= prob.vec[p][cols]).all(axis=1)
+        ok = prob.dest_mask(p) & ~forbidden & fits_requests(self.free, prob.vec[p], self.pods_free)
         need = int(prob.whole_gpus[p])
         if need:
             idx = np.flatnonzero(ok)

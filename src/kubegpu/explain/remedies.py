@@ -12,6 +12,7 @@ When the pod can never fit on the nodes that exist as written, that verdict lead
 
 from __future__ import annotations
 
+import weakref
 
 import msgspec
 import numpy as np
@@ -21,6 +22,7 @@ from kubegpu.model.gpu import GPU, LABEL_PRODUCT
 from kubegpu.model.kinds import Pod
 from kubegpu.model.objects import Toleration
 from kubegpu.scheduling.cycle import FilterOutcome, run_filters
+from kubegpu.scheduling.fit import fits_requests
 from kubegpu.scheduling.filters.tainttoleration import first_untolerated
 from kubegpu.scheduling.gang import Gang
 from kubegpu.scheduling.message import histogram
@@ -184,10 +186,9 @@ def room_anywhere(snap: SchedulingSnapshot, outcome: FilterOutcome) -> bool:
     if not ok.any() or outcome.info.extra:
         return False
     view = snap.view(outcome.info)
-    free = (snap.alloc[ok] - view.requested[ok]).sum(axis=0)
-    slots = int((snap.allowed_pods[ok] - view.pod_count[ok]).sum())
-    req = outcome.info.vector > 0  # only what the pod requests counts (upstream fitsRequest)
-    return bool((free[req] >= outcome.info.vector[req]).all()) and slots >= 1
+    free = (snap.alloc[ok] - view.requested[ok]).sum(axis=0, keepdims=True)
+    slots = (snap.allowed_pods[ok] - view.pod_count[ok]).sum(keepdims=True)
+    return bool(fits_requests(free, outcome.info.vector, slots)[0])  # as if one node held it all
 
 
 def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | None, v: KubeVersion,
@@ -217,7 +218,7 @@ def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | N
 def never_fits(snap: SchedulingSnapshot, outcome: FilterOutcome, v: KubeVersion) -> tuple[bool, str]:
     """Would the pod fit on any node if every pod were gone? If not, say why (the static blockers)."""
     view = snap.view(outcome.info)
-    m = len(snap._pods)
+    m = snap.slot_count
     everything = np.zeros(len(snap.alive), dtype=bool)
     everything[:m] = snap.alive[:m]
     empty = run_filters(snap, outcome.pod, v, info=outcome.info, view=view.without(everything))
@@ -233,15 +234,18 @@ def never_fits(snap: SchedulingSnapshot, outcome: FilterOutcome, v: KubeVersion)
     return True, f"even on empty nodes: {why}"
 
 
+_TEMPLATE_SNAPSHOTS: "weakref.WeakKeyDictionary[SchedulingSnapshot, list]" = weakref.WeakKeyDictionary()
+
+
 def template_snapshots(snap: SchedulingSnapshot) -> list:
     """One empty single-node snapshot per node template, built once per cluster snapshot."""
-    cached = getattr(snap, "_template_snapshots", None)
+    cached = _TEMPLATE_SNAPSHOTS.get(snap)
     if cached is None:
         state = snap.state
         others = [o for o in state.objects if o.kind not in ("Node", "Pod")]
         cached = [(t, SchedulingSnapshot(ClusterState([*others, t.node], server_version=state.server_version)))
                   for t in node_templates(state)]
-        snap._template_snapshots = cached  # type: ignore[attr-defined]
+        _TEMPLATE_SNAPSHOTS[snap] = cached
     return cached
 
 

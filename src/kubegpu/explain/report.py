@@ -195,16 +195,6 @@ def _node_verdicts(snap: SchedulingSnapshot, outcome: FilterOutcome, groups: lis
                         by_name[name].failing) for i, name in enumerate(snap.names)]
 
 
-def _pool_index(snap: SchedulingSnapshot) -> tuple[list[str], np.ndarray]:
-    """(sorted pool names, pool index per node), once per snapshot."""
-    cached = snap.__dict__.get("_pool_index")
-    if cached is None:
-        names = sorted(set(snap.pools))
-        position = {p: k for k, p in enumerate(names)}
-        cached = snap.__dict__["_pool_index"] = (names, np.asarray([position[p] for p in snap.pools], dtype=np.int64))
-    return cached
-
-
 def _pool_lines(snap: SchedulingSnapshot, outcome: FilterOutcome, pools: list[str]) -> list[PoolLine]:
     """One line per pool: how many nodes fit, the first-failing reasons, the closest node."""
     from kubegpu.explain.distance import describe
@@ -221,7 +211,7 @@ def _pool_lines(snap: SchedulingSnapshot, outcome: FilterOutcome, pools: list[st
     free_gpu = (snap.alloc[:, gpu] - view.requested[:, gpu]) if gpu is not None else np.zeros(n)
     first = outcome.first.astype(np.int64)
     keys = (first + 3) * (1 << 32) + first_rid
-    pool_names, pool_idx = _pool_index(snap)
+    pool_names, pool_idx = snap.pool_index()
 
     def reasons_of(key: int) -> tuple[str, ...]:
         p, rid = key // (1 << 32) - 3, key % (1 << 32)

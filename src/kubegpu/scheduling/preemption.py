@@ -191,7 +191,7 @@ def dry_run(snapshot: SchedulingSnapshot, outcome: FilterOutcome, *, max_candida
                                         message=PREEMPTION_PREFIX + NOT_ELIGIBLE_TERMINATING)
     potential = codes == Code.UNSCHEDULABLE
     candidates: list[Candidate] = []
-    m = len(snapshot._pods)
+    m = snapshot.slot_count
     lower = snapshot.alive[:m] & (snapshot.pod_prio[:m] < info.priority)
     lower_count = np.bincount(snapshot.pod_node[:m][lower], minlength=n)
     no_victims = potential & (lower_count == 0)

@@ -96,6 +96,7 @@ class SchedulingSnapshot:
         self.slot: dict[str, int] = {}
         self.node_slots: list[tuple[int, ...]] = [() for _ in range(n)]
         self._pod_columns: PodColumns | None = None
+        self._pool_index: tuple[list[str], np.ndarray] | None = None
         self.requested = np.zeros((n, r), dtype=np.int64)
         self.pod_count = np.zeros(n, dtype=np.int64)
         self._bulk_add(bound)
@@ -159,6 +160,23 @@ class SchedulingSnapshot:
             self.node_slots[i] = tuple(order[bounds[i]:bounds[i + 1]].tolist())
         np.add.at(self.requested, node_idx, vec)
         self.pod_count += np.bincount(node_idx, minlength=len(self.nodes))
+
+    def pool_index(self) -> tuple[list[str], np.ndarray]:
+        """(sorted pool names, pool index per node), computed once (pools never change)."""
+        if self._pool_index is None:
+            names = sorted(set(self.pools))
+            position = {p: k for k, p in enumerate(names)}
+            self._pool_index = (names, np.asarray([position[p] for p in self.pools], dtype=np.int64))
+        return self._pool_index
+
+    @property
+    def slot_count(self) -> int:
+        """Pod slots in use (alive or removed): the length of every per-slot array that matters."""
+        return len(self._pods)
+
+    def pod_at(self, s: int) -> Pod:
+        """The pod in slot s."""
+        return self._pods[s]  # type: ignore[return-value]
 
     @property
     def pod_columns(self) -> PodColumns:

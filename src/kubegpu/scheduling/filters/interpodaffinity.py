@@ -109,7 +109,7 @@ class _Prepared:
     def __init__(self, ctx: CycleContext, view) -> None:
         snap = ctx.snapshot
         pod = ctx.pod
-        m = len(snap._pods)
+        m = snap.slot_count
         visible = snap.visible_slots(view)
         extras = [(i, info.pod) for i, infos in view.extra.items() for info in infos]
         ns = namespace_labels(ctx)
@@ -132,7 +132,7 @@ class _Prepared:
         # existing pods' anti-affinity: (topology key, node of the owner) per matching term
         self.blocks: list[tuple[str, int, int]] = []   # (key, domain code, owner slot or -1)
         anti_slots = np.flatnonzero(snap.pod_anti[:m] & visible)
-        owners = [(int(s), snap._pods[s], int(snap.pod_node[s])) for s in anti_slots]
+        owners = [(int(s), snap.pod_at(s), int(snap.pod_node[s])) for s in anti_slots]
         owners += [(-1, o, i) for i, o in extras if _required(o, True)]
         for s, other, i in owners:
             for t in _required(other, True):

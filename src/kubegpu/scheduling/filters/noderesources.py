@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kubegpu.scheduling.fit import short_columns
 from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, small_unique
 
 NAME = "NodeResourcesFit"
@@ -24,13 +25,9 @@ def insufficient(ctx: CycleContext, view, idx: np.ndarray):
     snap = ctx.snapshot
     info = ctx.info
     too_many = view.pod_count[idx] + 1 > snap.allowed_pods[idx]
-    cols = np.flatnonzero(info.vector)
+    cols, short = short_columns(snap.alloc[idx] - view.requested[idx], info.vector)
     names = [snap.resources[j] for j in cols]
-    alloc = snap.alloc[np.ix_(idx, cols)] if len(cols) else np.zeros((len(idx), 0), dtype=np.int64)
-    free = alloc - (view.requested[np.ix_(idx, cols)] if len(cols) else 0)
-    need = info.vector[cols]
-    short = need > free
-    unresolvable = (need > alloc) & short
+    unresolvable = (info.vector[cols] > snap.alloc[np.ix_(idx, cols)]) & short
     if info.extra:  # a resource no node offers: allocatable 0 everywhere
         extra_names = sorted(info.extra)
         names = names + extra_names

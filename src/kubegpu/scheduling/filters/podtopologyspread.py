@@ -51,7 +51,7 @@ class _Constraint:
             eligible &= ok_group[snap.taint_group]
         self.eligible = eligible
         selector = _selector(c, pod)
-        m = len(snap._pods)
+        m = snap.slot_count
         cols = snap.pod_columns
         slots = snap.visible_slots(view) & ~cols.terminating[:m] & cols.selector(selector, m)
         slots &= cols.namespaces([pod.namespace], m)
