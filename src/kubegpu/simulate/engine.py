@@ -110,13 +110,17 @@ class Engine:
         self.rng = np.random.default_rng([spec.seed, 1])
         self.queue = ev.EventQueue()
         self.now = 0.0
-        self.lanes: dict[tuple, list[tuple[float, int]]] = {}
-        self.lane_failed_at: dict[tuple, float] = {}    # last time the lane's head did not fit
-        self.lane_failed_pass: dict[tuple, int] = {}
+        self.lanes: dict[int, list[tuple[float, int]]] = {}
+        self.lane_failed_at: dict[int, float] = {}    # last time the lane's head did not fit
+        self.lane_failed_pass: dict[int, int] = {}
         self.pass_no = 0
         self.freed: set[int] = set()                     # nodes that gained room since the pass began
         self.pending_pods = 0
-        self.lane_of: list[tuple] = [(-j.priority.value, j.task, j.pods, j.selector) for j in jobs]
+        # jobs of one shape, selector and priority share a lane, numbered; lane_prio orders lanes (-priority)
+        keys: dict[tuple, int] = {}
+        self.lane_of: list[int] = [keys.setdefault((-j.priority.value, j.task, j.pods, j.selector), len(keys))
+                                   for j in jobs]
+        self.lane_prio: list[int] = [k[0] for k in keys]
         self.starts: dict[tuple[int, int], float] = {}
         self.stats = Stats()
         self.log: list[dict] | None = [] if record_events else None
@@ -301,7 +305,7 @@ class Engine:
         self.pending_pods += self.jobs[job_id].pods
         heapq.heappush(self.lanes.setdefault(self.lane_of[job_id], []), (self.now, job_id))
 
-    def _head(self, key: tuple) -> int | None:
+    def _head(self, key: int) -> int | None:
         lane = self.lanes.get(key)
         while lane:
             job_id = lane[0][1]
@@ -314,7 +318,7 @@ class Engine:
         """Failed at least once since it was queued (PodScheduled=False, what cluster-autoscaler looks for)."""
         return self.lane_failed_at.get(self.lane_of[job_id], float("-inf")) >= self.runs[job_id].queued_at
 
-    def _cannot_have_changed(self, key: tuple, job_id: int, freed: set[int]) -> bool:
+    def _cannot_have_changed(self, key: int, job_id: int, freed: set[int]) -> bool:
         """The head failed in the previous pass and no node that gained room since can take one of its pods
         (every other node only lost room), and it cannot preempt: it would fail again."""
         if self.lane_failed_pass.get(key) != self.pass_no - 1:
@@ -326,7 +330,7 @@ class Engine:
         allowed = self.cluster.allowed(job.selector)
         return not any(allowed[x] and self.state.fits_on(job.task, x) for x in freed)
 
-    def try_lane(self, key: tuple, freed: set[int] | None = None) -> bool:
+    def try_lane(self, key: int, freed: set[int] | None = None) -> bool:
         """Try the lane's head; True when it was placed (the lane may continue)."""
         job_id = self._head(key)
         if job_id is None:
@@ -349,7 +353,7 @@ class Engine:
             for key, lane in self.lanes.items():
                 j = self._head(key)
                 if j is not None:
-                    heads.append((key[0], self.runs[j].queued_at, j, key))
+                    heads.append((self.lane_prio[key], self.runs[j].queued_at, j, key))
             heapq.heapify(heads)
             while heads:
                 _, _, _, key = heapq.heappop(heads)
@@ -357,7 +361,7 @@ class Engine:
                 if self.try_lane(key, freed):
                     j = self._head(key)
                     if j is not None:
-                        heapq.heappush(heads, (key[0], self.runs[j].queued_at, j, key))
+                        heapq.heappush(heads, (self.lane_prio[key], self.runs[j].queued_at, j, key))
                 if self.stats.preemptions != before:
                     again = True  # evicted pods freed room: start over from the highest priority
                     break
@@ -480,7 +484,7 @@ class Engine:
 
     def pending_jobs(self) -> list[int]:
         """Pending jobs the scheduler found unschedulable, in queue order (what the autoscaler sees)."""
-        out = [(self.lane_of[j][0], self.runs[j].queued_at, j) for lane in self.lanes.values() for _, j in lane
+        out = [(self.lane_prio[self.lane_of[j]], self.runs[j].queued_at, j) for lane in self.lanes.values() for _, j in lane
                if self.runs[j].status == PENDING and self.tried(j)]
         return [j for _, _, j in sorted(out)]
 
