@@ -1,5 +1,7 @@
 """cluster-autoscaler's loop, pinned behaviour by behaviour (names follow upstream's code/FAQ)."""
 
+import json
+
 import pytest
 
 from kubegpu.simulate.autoscaler.config import autoscaler_config, flags_from_args
@@ -176,3 +178,32 @@ def test_defaults_are_upstreams():
             cfg.max_node_provision_time, cfg.scale_down_gpu_utilization_threshold, cfg.expander,
             cfg.max_scale_down_parallelism, cfg.max_drain_parallelism) == (
         10, 600, 600, 0, 180, 1200, 900, 0.5, "least-waste", 10, 1)
+
+
+
+def _two_groups(expander, gpu_priority=0):
+    small = {"cpu": 16, "memory": "128Gi", "gpus": 2, "gpu_model": "A100", "labels": {"pool": "gpu"}, "min": 0,
+             "max": 10, "price_per_hour": 8, "provision_time": "4m", "provision_jitter": "0s", "gpu_ready_lag": "0s"}
+    return scenario(workload__generators=[burst(at="10m", replicas=2)], cluster__node_groups__small=small,
+                    cluster__node_groups__gpu__expander_priority=gpu_priority, **{"autoscaler__expander": expander})
+
+
+@pytest.mark.parametrize("expander, gpu_priority, group", [
+    ("least-waste", 0, "small"),          # 2 pods x 1 CPU waste less of a 16-CPU node than of a 96-CPU one
+    ("price", 0, "small"),                # 8/h for 2 pods beats 40/h
+    ("most-pods", 10, "gpu"),             # both host the 2 pods: a tie, broken at random (seeded)
+    ("priority,least-waste", 10, "gpu"),  # the priority expander's value wins first
+    ("priority,least-waste", 0, "small"),  # equal priorities fall through to least-waste
+])
+def test_expanders_choose_the_group_upstream_would(expander, gpu_priority, group):
+    engine, _ = run(_two_groups(expander, gpu_priority))
+    ups = [e for e in engine.log if e["event"] == "scale-up"]
+    if expander == "most-pods":
+        assert ups[0]["group"] in ("gpu", "small") and ups[0]["pods"] == 2
+    else:
+        assert ups[0]["group"] == group
+
+
+def test_random_expander_is_reproducible_with_the_seed():
+    logs = [json.dumps(run(_two_groups("random"))[0].log) for _ in range(2)]
+    assert logs[0] == logs[1]
