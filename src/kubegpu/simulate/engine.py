@@ -136,6 +136,10 @@ class Engine:
         if scenario.provider == "cluster-autoscaler":
             from kubegpu.simulate.autoscaler.loop import ClusterAutoscaler
             self.autoscaler = ClusterAutoscaler(self, scenario.autoscaler)
+        elif scenario.provider == "karpenter":
+            from kubegpu.simulate.karpenter import Karpenter, KarpenterSettings
+            flags = {k: v for k, v in spec.autoscaler.items() if k != "provider"}
+            self.autoscaler = Karpenter(self, KarpenterSettings(flags, where=scenario.source))
         for g in self.cluster.groups:
             for _ in range(g.spec.initial):
                 self.create_node(g, scale_up=-1, ready_now=True)
@@ -243,6 +247,8 @@ class Engine:
         self.cluster.status[slot] = ABSENT
         self.state.schedulable[slot] = False
         self.cluster.record_of[slot] = -1
+        if self.autoscaler is not None and hasattr(self.autoscaler, "last_pod_event"):
+            self.autoscaler.last_pod_event.pop(slot, None)  # a later node in this slot starts afresh
         self._dirty = True
 
     def _on_autoscaler(self, _a: int, _b: int) -> None:
@@ -431,6 +437,7 @@ class Engine:
         wait = self.now - run.queued_at
         self.stats.waits.setdefault(job.cls, []).extend([wait] * job.pods)
         for member, p in enumerate(placed):
+            self._pod_event(p.node)
             self.cluster.pods_on[p.node][(job.id, member)] = p.devices
             self.starts[(job.id, member)] = self.now
         self.alloc_milli += job.pods * job.task.total_gpu_milli
@@ -441,11 +448,17 @@ class Engine:
             self.queue.push(run.useful_from + (job.work - run.progress), ev.JOB_END, job.id, run.incarnation)
         self.emit("start", job=job.name, nodes=[self.node_name(p.node) for p in placed])
 
+    def _pod_event(self, slot: int) -> None:
+        """A pod bound to or removed from a node (Karpenter's lastPodEventTime)."""
+        if self.autoscaler is not None and hasattr(self.autoscaler, "pod_event"):
+            self.autoscaler.pod_event(slot, self.now)
+
     def release(self, job_id: int) -> None:
         job, run = self.jobs[job_id], self.runs[job_id]
         for member, (node, devices) in enumerate(run.placements):
             self.state.remove(job.task, Placement(node, devices))
             self.freed.add(node)
+            self._pod_event(node)
             del self.cluster.pods_on[node][(job_id, member)]
             del self.starts[(job_id, member)]
         self.alloc_milli -= job.pods * job.task.total_gpu_milli
