@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,76 +20,12 @@ from kubegpu.scheduling.placement.task import Placement
 from kubegpu.simulate import events as ev
 from kubegpu.simulate.nodes import ABSENT, DELETING, PROVISIONING, READY, ClusterNodes, NodeRecord, build_cluster
 from kubegpu.simulate.preemption import find_preemption
+from kubegpu.simulate.feasibility import check_jobs_fit, num_feasible_nodes_to_find
+from kubegpu.simulate.jobstate import DONE, GONE, PENDING, RUNNING, SAMPLE_INTERVAL, TIMED_OUT, JobRun, Stats
 from kubegpu.simulate.scenario import Scenario
 from kubegpu.simulate.workload import BATCH, Job
 
-PENDING, RUNNING, DONE, GONE, TIMED_OUT = "pending", "running", "done", "gone", "timed-out"
-SAMPLE_INTERVAL = 60.0
-
-
-@dataclass
-class JobRun:
-    """Runtime state of one job."""
-
-    status: str = "new"
-    queued_at: float = 0.0
-    incarnation: int = 0
-    started: float = 0.0          # start of the current run
-    useful_from: float = 0.0      # started + restart overhead
-    progress: float = 0.0         # checkpointed progress (seconds of work) carried into this run
-    placements: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
-    preemptions: int = 0
-
-
-@dataclass
-class Stats:
-    waits: dict[str, list[float]] = field(default_factory=dict)
-    preemptions: int = 0
-    lost_work_gpu_s: float = 0.0
-    restart_gpu_s: float = 0.0
-    evictions_by_scale_down: int = 0
-    useful_gpu_s: float = 0.0
-    alloc_gpu_milli_s: float = 0.0
-    ready_gpu_s: float = 0.0
-    timed_out: dict[str, int] = field(default_factory=dict)
-    completed: dict[str, int] = field(default_factory=dict)
-    samples: list[tuple] = field(default_factory=list)
-
-
-# kube-scheduler (schedule_one.go numFeasibleNodesToFind): in clusters of 100+ nodes it stops
-# filtering once it has found this many feasible nodes, starting where the last cycle stopped.
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-
-
-def num_feasible_nodes_to_find(num_all_nodes: int) -> int:
-    """upstream default percentageOfNodesToScore (adaptive): 50 % - nodes/125, at least 5 %, at least 100 nodes."""
-    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return num_all_nodes
-    percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
-    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
-
-
-def check_jobs_fit(cluster: ClusterNodes, jobs: list[Job]) -> None:
-    """Every job must fit the cluster at its groups' max sizes, else it would wait forever: an input error."""
-    from kubegpu.errors import InputError
-    from kubegpu.simulate.autoscaler.estimator import PendingPod, estimate
-
-    seen: set[tuple] = set()
-    for job in jobs:
-        key = (job.task, job.pods, job.selector)
-        if key in seen:
-            continue
-        seen.add(key)
-        allowed = cluster.allowed(job.selector)
-        pods = [PendingPod(job.id, job.task, allowed)] * job.pods
-        room = sum(len(estimate(cluster.state, g.slots.start, pods, max(g.spec.max, g.spec.initial)).pods)
-                   for g in cluster.groups if len(g.slots))
-        if room < job.pods:
-            where, _, fld = job.origin.partition(": field ")
-            what = (f"{job.name}: a gang of {job.pods} pods x {job.task.num_gpu} GPU(s) does not fit the cluster "
-                    f"even at every node group's max size (room for {room})")
-            raise InputError(what, where=where or None, field=(fld + ".pods") if fld else "pods")
+__all__ = ["DONE", "GONE", "PENDING", "RUNNING", "TIMED_OUT", "Engine", "JobRun", "Stats"]
 
 
 class Engine:
