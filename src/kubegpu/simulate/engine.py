@@ -75,6 +75,7 @@ class Engine:
             from kubegpu.simulate.karpenter import Karpenter, KarpenterSettings
             flags = {k: v for k, v in spec.autoscaler.items() if k != "provider"}
             self.autoscaler = Karpenter(self, KarpenterSettings(flags, where=scenario.source))
+        self._pod_event_hook = getattr(self.autoscaler, "pod_event", None)
         for g in self.cluster.groups:
             for _ in range(g.spec.initial):
                 self.create_node(g, scale_up=-1, ready_now=True)
@@ -385,8 +386,8 @@ class Engine:
 
     def _pod_event(self, slot: int) -> None:
         """A pod bound to or removed from a node (Karpenter's lastPodEventTime)."""
-        if self.autoscaler is not None and hasattr(self.autoscaler, "pod_event"):
-            self.autoscaler.pod_event(slot, self.now)
+        if self._pod_event_hook is not None:
+            self._pod_event_hook(slot, self.now)
 
     def release(self, job_id: int) -> None:
         job, run = self.jobs[job_id], self.runs[job_id]
