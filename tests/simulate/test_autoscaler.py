@@ -1,5 +1,8 @@
 """cluster-autoscaler's loop, pinned behaviour by behaviour (names follow upstream's code/FAQ)."""
 
+import json
+
+import numpy as np
 import pytest
 
 from kubegpu.simulate.autoscaler.config import autoscaler_config, flags_from_args
@@ -97,25 +100,23 @@ def test_cluster_wide_delay_after_add_a_scale_up_in_any_group_delays_every_group
     assert gpu_down_local == [3010.0]
 
 
-@pytest.mark.parametrize("used, threshold, removed", [(4, 0.5, True), (5, 0.5, False), (2, 0.25, True), (3, 0.25, False)])
-def test_gpu_node_utilization_at_exactly_the_threshold_is_a_candidate(used, threshold, removed):
+@pytest.mark.parametrize("used, threshold, candidate", [(4, 0.5, True), (5, 0.5, False), (2, 0.25, True),
+                                                      (3, 0.25, False)])
+def test_gpu_node_utilization_at_exactly_the_threshold_is_a_candidate(used, threshold, candidate):
     # eligibility.go: utilization > threshold => NotUnderutilized; a GPU node counts only GPU requests
-    from .scenario_helpers import BASE  # noqa: F401
-    keep = burst("stay", at="0s", replicas=used, length="6h")
-    extra = burst("extra", at="0s", replicas=8, length="6h")  # fills a second node, which must stay
-    sc = scenario(workload__generators=[extra, keep], cluster__node_groups__gpu__initial=2,
+    from kubegpu.simulate.autoscaler.scaledown.eligibility import underutilized
+
+    full = burst("full", at="0s", replicas=8, length="6h")
+    part = burst("part", at="0s", replicas=used, length="6h")
+    sc = scenario(workload__generators=[full, part], cluster__node_groups__gpu__initial=2,
                   **{"autoscaler__scale-down-gpu-utilization-threshold": threshold})
     engine, _ = run(sc)
-    downs = [e for e in engine.log if e["event"] == "scale-down"]
-    # the half-empty node's pods fit nowhere else (the other node is full), so only an empty... node would go:
-    # here removal needs its pods to move; they cannot, so the node is kept unless it is a candidate AND drainable
-    assert bool(downs) is False
-    from kubegpu.simulate.autoscaler.scaledown.eligibility import underutilized
-    import numpy as np
-    slots = np.flatnonzero(engine.cluster.status == 2)
     state = engine.cluster.state
-    half = [s for s in slots if state.gpu_free[s] != 0]
-    assert bool(underutilized(state, np.asarray(half), engine.autoscaler.config)[0]) is removed
+    partly_used = np.asarray([s for s in np.flatnonzero(engine.cluster.status == 2) if state.gpu_free[s] != 0])
+    assert state.gpu_free[partly_used[0]] == (8 - used) * 1000
+    assert bool(underutilized(state, partly_used, engine.autoscaler.config)[0]) is candidate
+    # its pods cannot move (the other node is full), so the node stays either way
+    assert times(engine, "scale-down") == []
 
 
 @pytest.mark.parametrize("min_size, downs", [(0, [610.0]), (1, [610.0]), (2, [])])
@@ -176,3 +177,32 @@ def test_defaults_are_upstreams():
             cfg.max_node_provision_time, cfg.scale_down_gpu_utilization_threshold, cfg.expander,
             cfg.max_scale_down_parallelism, cfg.max_drain_parallelism) == (
         10, 600, 600, 0, 180, 1200, 900, 0.5, "least-waste", 10, 1)
+
+
+
+def _two_groups(expander, gpu_priority=0):
+    small = {"cpu": 16, "memory": "128Gi", "gpus": 2, "gpu_model": "A100", "labels": {"pool": "gpu"}, "min": 0,
+             "max": 10, "price_per_hour": 8, "provision_time": "4m", "provision_jitter": "0s", "gpu_ready_lag": "0s"}
+    return scenario(workload__generators=[burst(at="10m", replicas=2)], cluster__node_groups__small=small,
+                    cluster__node_groups__gpu__expander_priority=gpu_priority, **{"autoscaler__expander": expander})
+
+
+@pytest.mark.parametrize("expander, gpu_priority, group", [
+    ("least-waste", 0, "small"),          # 2 pods x 1 CPU waste less of a 16-CPU node than of a 96-CPU one
+    ("price", 0, "small"),                # 8/h for 2 pods beats 40/h
+    ("most-pods", 10, "gpu"),             # both host the 2 pods: a tie, broken at random (seeded)
+    ("priority,least-waste", 10, "gpu"),  # the priority expander's value wins first
+    ("priority,least-waste", 0, "small"),  # equal priorities fall through to least-waste
+])
+def test_expanders_choose_the_group_upstream_would(expander, gpu_priority, group):
+    engine, _ = run(_two_groups(expander, gpu_priority))
+    ups = [e for e in engine.log if e["event"] == "scale-up"]
+    if expander == "most-pods":
+        assert ups[0]["group"] in ("gpu", "small") and ups[0]["pods"] == 2
+    else:
+        assert ups[0]["group"] == group
+
+
+def test_random_expander_is_reproducible_with_the_seed():
+    logs = [json.dumps(run(_two_groups("random"))[0].log) for _ in range(2)]
+    assert logs[0] == logs[1]

@@ -153,7 +153,7 @@ def _scenario_arg(scenario_file: str | None, scenario_name: str | None) -> str:
 
 
 def run_table(result: dict):
-    a, c, p = result["autoscaler"], result["cost"], result["pods"]
+    a, c = result["autoscaler"], result["cost"]
     table = Table(box=None, pad_edge=False, header_style="bold", title=f"{result['scenario']} (seed {result['seed']}, "
                   f"{result['duration_s'] / 3600:g} h)", title_justify="left")
     for col, just in (("GROUP", "left"), ("UPS", "right"), ("DOWNS", "right"), ("CYCLES", "right"),

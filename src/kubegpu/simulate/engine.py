@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,76 +20,12 @@ from kubegpu.scheduling.placement.task import Placement
 from kubegpu.simulate import events as ev
 from kubegpu.simulate.nodes import ABSENT, DELETING, PROVISIONING, READY, ClusterNodes, NodeRecord, build_cluster
 from kubegpu.simulate.preemption import find_preemption
+from kubegpu.simulate.feasibility import check_jobs_fit, num_feasible_nodes_to_find
+from kubegpu.simulate.jobstate import DONE, GONE, PENDING, RUNNING, SAMPLE_INTERVAL, TIMED_OUT, JobRun, Stats
 from kubegpu.simulate.scenario import Scenario
 from kubegpu.simulate.workload import BATCH, Job
 
-PENDING, RUNNING, DONE, GONE, TIMED_OUT = "pending", "running", "done", "gone", "timed-out"
-SAMPLE_INTERVAL = 60.0
-
-
-@dataclass
-class JobRun:
-    """Runtime state of one job."""
-
-    status: str = "new"
-    queued_at: float = 0.0
-    incarnation: int = 0
-    started: float = 0.0          # start of the current run
-    useful_from: float = 0.0      # started + restart overhead
-    progress: float = 0.0         # checkpointed progress (seconds of work) carried into this run
-    placements: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
-    preemptions: int = 0
-
-
-@dataclass
-class Stats:
-    waits: dict[str, list[float]] = field(default_factory=dict)
-    preemptions: int = 0
-    lost_work_gpu_s: float = 0.0
-    restart_gpu_s: float = 0.0
-    evictions_by_scale_down: int = 0
-    useful_gpu_s: float = 0.0
-    alloc_gpu_milli_s: float = 0.0
-    ready_gpu_s: float = 0.0
-    timed_out: dict[str, int] = field(default_factory=dict)
-    completed: dict[str, int] = field(default_factory=dict)
-    samples: list[tuple] = field(default_factory=list)
-
-
-# kube-scheduler (schedule_one.go numFeasibleNodesToFind): in clusters of 100+ nodes it stops
-# filtering once it has found this many feasible nodes, starting where the last cycle stopped.
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-
-
-def num_feasible_nodes_to_find(num_all_nodes: int) -> int:
-    """upstream default percentageOfNodesToScore (adaptive): 50 % - nodes/125, at least 5 %, at least 100 nodes."""
-    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return num_all_nodes
-    percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
-    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
-
-
-def check_jobs_fit(cluster: ClusterNodes, jobs: list[Job]) -> None:
-    """Every job must fit the cluster at its groups' max sizes, else it would wait forever: an input error."""
-    from kubegpu.errors import InputError
-    from kubegpu.simulate.autoscaler.estimator import PendingPod, estimate
-
-    seen: set[tuple] = set()
-    for job in jobs:
-        key = (job.task, job.pods, job.selector)
-        if key in seen:
-            continue
-        seen.add(key)
-        allowed = cluster.allowed(job.selector)
-        pods = [PendingPod(job.id, job.task, allowed)] * job.pods
-        room = sum(len(estimate(cluster.state, g.slots.start, pods, max(g.spec.max, g.spec.initial)).pods)
-                   for g in cluster.groups if len(g.slots))
-        if room < job.pods:
-            where, _, fld = job.origin.partition(": field ")
-            what = (f"{job.name}: a gang of {job.pods} pods x {job.task.num_gpu} GPU(s) does not fit the cluster "
-                    f"even at every node group's max size (room for {room})")
-            raise InputError(what, where=where or None, field=(fld + ".pods") if fld else "pods")
+__all__ = ["DONE", "GONE", "PENDING", "RUNNING", "TIMED_OUT", "Engine", "JobRun", "Stats"]
 
 
 class Engine:
@@ -110,13 +45,17 @@ class Engine:
         self.rng = np.random.default_rng([spec.seed, 1])
         self.queue = ev.EventQueue()
         self.now = 0.0
-        self.lanes: dict[tuple, list[tuple[float, int]]] = {}
-        self.lane_failed_at: dict[tuple, float] = {}    # last time the lane's head did not fit
-        self.lane_failed_pass: dict[tuple, int] = {}
+        self.lanes: dict[int, list[tuple[float, int]]] = {}
+        self.lane_failed_at: dict[int, float] = {}    # last time the lane's head did not fit
+        self.lane_failed_pass: dict[int, int] = {}
         self.pass_no = 0
         self.freed: set[int] = set()                     # nodes that gained room since the pass began
         self.pending_pods = 0
-        self.lane_of: list[tuple] = [(-j.priority.value, j.task, j.pods, j.selector) for j in jobs]
+        # jobs of one shape, selector and priority share a lane, numbered; lane_prio orders lanes (-priority)
+        keys: dict[tuple, int] = {}
+        self.lane_of: list[int] = [keys.setdefault((-j.priority.value, j.task, j.pods, j.selector), len(keys))
+                                   for j in jobs]
+        self.lane_prio: list[int] = [k[0] for k in keys]
         self.starts: dict[tuple[int, int], float] = {}
         self.stats = Stats()
         self.log: list[dict] | None = [] if record_events else None
@@ -132,6 +71,11 @@ class Engine:
         if scenario.provider == "cluster-autoscaler":
             from kubegpu.simulate.autoscaler.loop import ClusterAutoscaler
             self.autoscaler = ClusterAutoscaler(self, scenario.autoscaler)
+        elif scenario.provider == "karpenter":
+            from kubegpu.simulate.karpenter import Karpenter, KarpenterSettings
+            flags = {k: v for k, v in spec.autoscaler.items() if k != "provider"}
+            self.autoscaler = Karpenter(self, KarpenterSettings(flags, where=scenario.source))
+        self._pod_event_hook = getattr(self.autoscaler, "pod_event", None)
         for g in self.cluster.groups:
             for _ in range(g.spec.initial):
                 self.create_node(g, scale_up=-1, ready_now=True)
@@ -239,6 +183,8 @@ class Engine:
         self.cluster.status[slot] = ABSENT
         self.state.schedulable[slot] = False
         self.cluster.record_of[slot] = -1
+        if self.autoscaler is not None and hasattr(self.autoscaler, "last_pod_event"):
+            self.autoscaler.last_pod_event.pop(slot, None)  # a later node in this slot starts afresh
         self._dirty = True
 
     def _on_autoscaler(self, _a: int, _b: int) -> None:
@@ -301,7 +247,7 @@ class Engine:
         self.pending_pods += self.jobs[job_id].pods
         heapq.heappush(self.lanes.setdefault(self.lane_of[job_id], []), (self.now, job_id))
 
-    def _head(self, key: tuple) -> int | None:
+    def _head(self, key: int) -> int | None:
         lane = self.lanes.get(key)
         while lane:
             job_id = lane[0][1]
@@ -314,7 +260,7 @@ class Engine:
         """Failed at least once since it was queued (PodScheduled=False, what cluster-autoscaler looks for)."""
         return self.lane_failed_at.get(self.lane_of[job_id], float("-inf")) >= self.runs[job_id].queued_at
 
-    def _cannot_have_changed(self, key: tuple, job_id: int, freed: set[int]) -> bool:
+    def _cannot_have_changed(self, key: int, job_id: int, freed: set[int]) -> bool:
         """The head failed in the previous pass and no node that gained room since can take one of its pods
         (every other node only lost room), and it cannot preempt: it would fail again."""
         if self.lane_failed_pass.get(key) != self.pass_no - 1:
@@ -326,7 +272,7 @@ class Engine:
         allowed = self.cluster.allowed(job.selector)
         return not any(allowed[x] and self.state.fits_on(job.task, x) for x in freed)
 
-    def try_lane(self, key: tuple, freed: set[int] | None = None) -> bool:
+    def try_lane(self, key: int, freed: set[int] | None = None) -> bool:
         """Try the lane's head; True when it was placed (the lane may continue)."""
         job_id = self._head(key)
         if job_id is None:
@@ -349,7 +295,7 @@ class Engine:
             for key, lane in self.lanes.items():
                 j = self._head(key)
                 if j is not None:
-                    heads.append((key[0], self.runs[j].queued_at, j, key))
+                    heads.append((self.lane_prio[key], self.runs[j].queued_at, j, key))
             heapq.heapify(heads)
             while heads:
                 _, _, _, key = heapq.heappop(heads)
@@ -357,7 +303,7 @@ class Engine:
                 if self.try_lane(key, freed):
                     j = self._head(key)
                     if j is not None:
-                        heapq.heappush(heads, (key[0], self.runs[j].queued_at, j, key))
+                        heapq.heappush(heads, (self.lane_prio[key], self.runs[j].queued_at, j, key))
                 if self.stats.preemptions != before:
                     again = True  # evicted pods freed room: start over from the highest priority
                     break
@@ -427,6 +373,7 @@ class Engine:
         wait = self.now - run.queued_at
         self.stats.waits.setdefault(job.cls, []).extend([wait] * job.pods)
         for member, p in enumerate(placed):
+            self._pod_event(p.node)
             self.cluster.pods_on[p.node][(job.id, member)] = p.devices
             self.starts[(job.id, member)] = self.now
         self.alloc_milli += job.pods * job.task.total_gpu_milli
@@ -437,11 +384,17 @@ class Engine:
             self.queue.push(run.useful_from + (job.work - run.progress), ev.JOB_END, job.id, run.incarnation)
         self.emit("start", job=job.name, nodes=[self.node_name(p.node) for p in placed])
 
+    def _pod_event(self, slot: int) -> None:
+        """A pod bound to or removed from a node (Karpenter's lastPodEventTime)."""
+        if self._pod_event_hook is not None:
+            self._pod_event_hook(slot, self.now)
+
     def release(self, job_id: int) -> None:
         job, run = self.jobs[job_id], self.runs[job_id]
         for member, (node, devices) in enumerate(run.placements):
             self.state.remove(job.task, Placement(node, devices))
             self.freed.add(node)
+            self._pod_event(node)
             del self.cluster.pods_on[node][(job_id, member)]
             del self.starts[(job_id, member)]
         self.alloc_milli -= job.pods * job.task.total_gpu_milli
@@ -480,7 +433,7 @@ class Engine:
 
     def pending_jobs(self) -> list[int]:
         """Pending jobs the scheduler found unschedulable, in queue order (what the autoscaler sees)."""
-        out = [(self.lane_of[j][0], self.runs[j].queued_at, j) for lane in self.lanes.values() for _, j in lane
+        out = [(self.lane_prio[self.lane_of[j]], self.runs[j].queued_at, j) for lane in self.lanes.values() for _, j in lane
                if self.runs[j].status == PENDING and self.tried(j)]
         return [j for _, _, j in sorted(out)]
 

@@ -310,10 +310,16 @@ def validate(raw: dict, *, source: str, base_dir: str = ".") -> Scenario:
                          field="duration")
     flags = dict(spec.autoscaler)
     provider = str(flags.pop("provider", "cluster-autoscaler"))
-    if provider not in ("cluster-autoscaler", "none"):
-        raise InputError(f"unknown autoscaler provider {provider!r} (cluster-autoscaler or none)", where=source,
-                         field="autoscaler.provider")
-    config = autoscaler_config(flags, where=source)
+    if provider not in ("cluster-autoscaler", "karpenter", "none"):
+        raise InputError(f"unknown autoscaler provider {provider!r} (cluster-autoscaler, karpenter or none)",
+                         where=source, field="autoscaler.provider")
+    if provider == "karpenter":
+        from kubegpu.simulate.karpenter import KarpenterSettings
+
+        KarpenterSettings(flags, where=source)  # validated here, used by the engine
+        config = autoscaler_config({}, where=source)
+    else:
+        config = autoscaler_config(flags, where=source)
     _check_values(spec, source)
     return Scenario(spec=spec, source=source, duration_s=duration, provider=provider, autoscaler=config,
                     base_dir=base_dir)
