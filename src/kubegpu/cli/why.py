@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kubegpu.cli.options import load_state, output_option, source_options
-from kubegpu.cli.render import emit
+from kubegpu.cli.render import emit, emit_stream
 from kubegpu.cli.render import literal
 from kubegpu.errors import UsageError
 
@@ -76,24 +76,6 @@ def _event_table(parsed):
     return table
 
 
-def _stream_json_list(items) -> None:
-    """Write a JSON list one item at a time ("[", items joined by ",\n", "]"): memory and each
-    write stay the size of one report, whatever the number of pods. A failed write raises."""
-    import msgspec
-
-    from kubegpu.cli.render import to_plain
-
-    out = sys.stdout
-    out.write("[")
-    sep = "\n"
-    for item in items:
-        out.write(sep)
-        out.write(msgspec.json.format(msgspec.json.encode(to_plain(item)), indent=2).decode())
-        sep = ",\n"
-    out.write("\n]\n" if sep != "\n" else "]\n")
-    out.flush()
-
-
 def _event_report(event_text: str, output: str) -> None:
     from kubegpu.explain.event_remedies import event_remedies
     from kubegpu.scheduling.message import parse_event_message
@@ -158,11 +140,8 @@ def why(pod, all_pods, with_nodes, event_text, source, output):
     version = version_of(state.server_version, source.k8s_version)
     if all_pods:
         reports = iter_reports(state, namespace=source.namespace, version=version, with_nodes=with_nodes)
-        if output == "json":
-            _stream_json_list(reports)
-            return
-        if output == "yaml":
-            emit(list(reports), output)
+        if output in ("json", "yaml"):
+            emit_stream(reports, output)
             return
 
         def table_all(con):
