@@ -314,7 +314,7 @@ def validate(raw: dict, *, source: str, base_dir: str = ".") -> Scenario:
         raise InputError(f"unknown autoscaler provider {provider!r} (cluster-autoscaler, karpenter or none)",
                          where=source, field="autoscaler.provider")
     if provider == "karpenter":
-        from kubegpu.simulate.karpenter import KarpenterSettings
+        from kubegpu.simulate.karpenter_config import KarpenterSettings
 
         KarpenterSettings(flags, where=source)  # validated here, used by the engine
         config = autoscaler_config({}, where=source)
