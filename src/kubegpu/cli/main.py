@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "rules": ("kubegpu.cli.rules", "rules", "Write a PrometheusRule with the GPU-cluster alerts."),
     "storage": ("kubegpu.cli.storage", "storage", "Estimate model load time per storage class."),
     "snapshot": ("kubegpu.cli.snapshot", "snapshot", "Capture everything kubegpu reads as one v1 List file."),
+    "serve": ("kubegpu.cli.serve", "serve", "Serve the GPU dashboard, the JSON API and Prometheus /metrics."),
 }
 
 

@@ -1,0 +1,52 @@
+"""The `kubegpu serve` ASGI application: JSON API, /metrics, health probes, pages, static files.
+
+Everything reads the ModelStore's current views; nothing here talks to a cluster or mutates one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from kubegpu.web.api import QUERY as API_QUERY
+from kubegpu.web.api import Api
+from kubegpu.web.guard import Guard
+from kubegpu.web.metrics import build_registry, exposition
+from kubegpu.web.store import ModelStore
+
+STATIC = Path(__file__).with_name("static")
+
+
+def create_app(store: ModelStore, *, metrics_pods: bool = False, mix_name: str = "cluster",
+               results_dir: str | None = None) -> Guard:
+    """The whole server as one ASGI callable (the Guard wraps Starlette)."""
+    from kubegpu.web.pages import QUERY as PAGE_QUERY
+    from kubegpu.web.pages import Pages
+
+    api = Api(store)
+    pages = Pages(store, results_dir=results_dir)
+    registry, request_metrics = build_registry(store, pods=metrics_pods, mix_name=mix_name)
+
+    async def metrics(request: Request) -> Response:
+        body, content_type = exposition(registry, request.headers.get("accept", ""))
+        return Response(body, headers={"Content-Type": content_type})
+
+    routes = [
+        Route("/healthz", api.healthz),
+        Route("/readyz", api.readyz),
+        Route("/metrics", metrics),
+        Route("/api/status", api.simple),
+        Route("/api/frag", api.simple),
+        Route("/api/audit", api.simple),
+        Route("/api/why", api.why),
+        Route("/api/defrag", api.defrag),
+        *pages.routes(),
+        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes, debug=False, exception_handlers={404: pages.not_found, 405: pages.not_found})
+    return Guard(app, request_metrics, {**API_QUERY, **PAGE_QUERY})

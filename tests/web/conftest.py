@@ -1,0 +1,72 @@
+"""Fixtures for `kubegpu serve`: the demo app in-process, and a real server in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+@pytest.fixture(scope="session")
+def demo_store():
+    from kubegpu.cli.options import SourceOptions, load_state
+    from kubegpu.web.store import ModelStore
+
+    source = SourceOptions(demo="pitfalls", snapshots=(), kubeconfig=None, context=None, namespace=None,
+                           all_namespaces=False, k8s_version=None)
+    store = ModelStore(lambda: load_state(source))
+    store.install(load_state(source))
+    return store
+
+
+@pytest.fixture(scope="session")
+def client(demo_store):
+    from starlette.testclient import TestClient
+
+    from kubegpu.web.app import create_app
+
+    return TestClient(create_app(demo_store), raise_server_exceptions=False)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise TimeoutError(f"{url} did not answer")
+
+
+@pytest.fixture(scope="session")
+def served_demo(tmp_path_factory):
+    """`kubegpu serve --demo` as a user runs it (a subprocess on a free loopback port); yields its base URL."""
+    port = free_port()
+    results = tmp_path_factory.mktemp("results")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (SRC, env.get("PYTHONPATH")) if p)
+    proc = subprocess.Popen([sys.executable, "-m", "kubegpu.cli.main", "serve", "--demo", "--port", str(port),
+                             "--results", str(results)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_http(base + "/readyz", time.monotonic() + 60)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
