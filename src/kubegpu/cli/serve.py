@@ -16,8 +16,9 @@ from kubegpu.errors import UsageError
 @click.option("--results", "results_dir", metavar="DIR", type=click.Path(file_okay=False),
               help="Folder of `kubegpu simulate run -o json` results to show on /simulate.")
 @click.option("--metrics-pods", is_flag=True, help="Also export per-pod series (kubegpu_pod_gpus, ...).")
-@click.option("--refresh", type=click.FloatRange(min=1), default=30.0, show_default=True, metavar="SECONDS",
-              help="Live source: relist at least this often (watches keep it current in between).")
+@click.option("--refresh", type=click.FloatRange(min=1), default=300.0, show_default=True, metavar="SECONDS",
+              help="Live source: relist the kinds that are not watched this often (nodes, pods and events "
+                   "are watched).")
 @click.option("--stale-after", type=click.FloatRange(min=1), default=300.0, show_default=True, metavar="SECONDS",
               help="Live source: data older than this is stale (/readyz answers 503).")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
@@ -45,9 +46,12 @@ def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after
     store = ModelStore(lambda: load_state(source), k8s_version=source.k8s_version, stale_after=stale_after,
                        live=live)
     if live:
-        from kubegpu.web.refresh import start_refresher
+        from functools import partial
 
-        start_refresher(store, source, relist_every=refresh)
+        from kubegpu.web.watch import LiveCache, LiveRefresher
+
+        LiveCache(source.kubeconfig, source.context).close()   # no cluster configured: one line, exit 2, now
+        LiveRefresher(store, partial(LiveCache, source.kubeconfig, source.context), relist_every=refresh).start()
     else:
         store.install(load_state(source))  # bad input fails here: one line, exit 2
     app = create_app(store, metrics_pods=metrics_pods, results_dir=results_dir)

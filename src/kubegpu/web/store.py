@@ -22,6 +22,7 @@ class Health:
     """What /readyz, /metrics and the page header report about the data."""
 
     loaded_at: float | None = None        # wall clock (time.time) of the last successful build
+    synced_at: float | None = None        # last time the data was known current (a build, or a watch answer)
     refresh_errors: int = 0
     refreshes: int = 0
     last_error: str = ""
@@ -44,9 +45,14 @@ class ModelStore:
         self._refresh_lock = threading.Lock()
 
     def age(self, now: float | None = None) -> float | None:
-        if self.health.loaded_at is None:
+        """Seconds since the data was last known to match the cluster (None before any data)."""
+        if self.health.synced_at is None or self.views is None:
             return None
-        return max(0.0, (now or time.time()) - self.health.loaded_at)
+        return max(0.0, (now or time.time()) - self.health.synced_at)
+
+    def mark_synced(self) -> None:
+        """The source answered and nothing changed (a watch round ended cleanly): the data is current."""
+        self.health.synced_at = time.time()
 
     def stale(self, now: float | None = None) -> bool:
         """No data yet, or (live sources only) data older than the staleness bound."""
@@ -65,7 +71,7 @@ class ModelStore:
         self.health.last_build_seconds = time.perf_counter() - start
         self.views = views
         self.generation += 1
-        self.health.loaded_at = time.time()
+        self.health.loaded_at = self.health.synced_at = time.time()
         self.health.refreshes += 1
         self.health.last_error = ""
 
