@@ -33,7 +33,7 @@ def client(demo_store):
 
     from kubegpu.web.app import create_app
 
-    return TestClient(create_app(demo_store), raise_server_exceptions=False)
+    return TestClient(create_app(demo_store, metrics_ttl=0), raise_server_exceptions=False)
 
 
 def free_port() -> int:

@@ -122,7 +122,7 @@ def test_readyz_is_not_ready_before_data():
 
     store = ModelStore(lambda: (_ for _ in ()).throw(OSError("connection refused")), live=True)
     assert store.refresh() is False
-    c = TestClient(create_app(store))
+    c = TestClient(create_app(store, metrics_ttl=0))
     assert c.get("/readyz").status_code == 503
     assert c.get("/api/frag").status_code == 503
     assert c.get("/metrics").status_code == 200

@@ -45,7 +45,7 @@ def live(apiserver, tmp_path):
                               max_backoff=1.0)
     refresher.start()
     wait_for(lambda: store.views is not None)
-    yield apiserver, store, TestClient(create_app(store))
+    yield apiserver, store, TestClient(create_app(store, metrics_ttl=0))
     refresher.close()
 
 

@@ -16,24 +16,24 @@ from starlette.staticfiles import StaticFiles
 from kubegpu.web.api import QUERY as API_QUERY
 from kubegpu.web.api import Api
 from kubegpu.web.guard import Guard
-from kubegpu.web.metrics import build_registry, exposition
+from kubegpu.web.metrics import LIVE_TTL, Exposition
 from kubegpu.web.store import ModelStore
 
 STATIC = Path(__file__).with_name("static")
 
 
 def create_app(store: ModelStore, *, metrics_pods: bool = False, mix_name: str = "cluster",
-               results_dir: str | None = None) -> Guard:
+               results_dir: str | None = None, metrics_ttl: float = LIVE_TTL) -> Guard:
     """The whole server as one ASGI callable (the Guard wraps Starlette)."""
     from kubegpu.web.pages import QUERY as PAGE_QUERY
     from kubegpu.web.pages import Pages
 
     api = Api(store)
     pages = Pages(store, results_dir=results_dir)
-    registry, request_metrics = build_registry(store, pods=metrics_pods, mix_name=mix_name)
+    exposition = Exposition(store, pods=metrics_pods, mix_name=mix_name, live_ttl=metrics_ttl)
 
     async def metrics(request: Request) -> Response:
-        body, content_type = exposition(registry, request.headers.get("accept", ""))
+        body, content_type = exposition.render(request.headers.get("accept", ""))
         return Response(body, headers={"Content-Type": content_type})
 
     routes = [
@@ -49,4 +49,4 @@ def create_app(store: ModelStore, *, metrics_pods: bool = False, mix_name: str =
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, debug=False, exception_handlers={404: pages.not_found, 405: pages.not_found})
-    return Guard(app, request_metrics, {**API_QUERY, **PAGE_QUERY})
+    return Guard(app, exposition.requests, {**API_QUERY, **PAGE_QUERY})

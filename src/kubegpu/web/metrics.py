@@ -8,11 +8,12 @@ is bounded by nodes, pools and namespaces; per-pod series only with `--metrics-p
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
 import numpy as np
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector
@@ -221,23 +222,44 @@ class RequestMetrics:
         self.requests = Counter("kubegpu_http_requests", "HTTP requests served.", ("route", "method", "code"),
                                 registry=registry)
         self.duration = Histogram("kubegpu_http_request_duration_seconds", "HTTP request latency.", ("route",),
-                                  registry=registry, buckets=(.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10))
+                                  registry=registry, buckets=(.005, .025, .1, .5, 2.5))
 
     def observe(self, route: str, method: str, code: int, seconds: float) -> None:
         self.requests.labels(route, method, str(code)).inc()
         self.duration.labels(route).observe(seconds)
 
 
-def build_registry(store: ModelStore, *, pods: bool = False, mix_name: str = "cluster") -> tuple[
-        CollectorRegistry, RequestMetrics]:
-    registry = CollectorRegistry(auto_describe=False)
-    for family in MODEL_FAMILIES + (POD_FAMILIES if pods else []):
-        registry.register(FamilyCollector(store, family))
-    registry.register(HealthCollector(store, mix_name))
-    return registry, RequestMetrics(registry)
+LIVE_TTL = 1.0   # seconds the health/request part of /metrics is reused (scrapes are 15-60 s apart)
 
 
-def exposition(registry: CollectorRegistry, accept: str) -> tuple[bytes, str]:
-    """The registry in the format the scraper asked for (OpenMetrics or classic text)."""
-    encoder, content_type = choose_encoder(accept)
-    return encoder(registry), content_type
+class Exposition:
+    """/metrics: the model families are encoded once per cluster state and format; the health and
+    request families are re-encoded at most once per LIVE_TTL per format and appended."""
+
+    def __init__(self, store: ModelStore, *, pods: bool = False, mix_name: str = "cluster",
+                 live_ttl: float = LIVE_TTL) -> None:
+        disable_created_metrics()   # no *_created series: half the samples, nothing a dashboard uses
+        self.store = store
+        self.pods = pods
+        self.model = CollectorRegistry(auto_describe=False)
+        for family in MODEL_FAMILIES + (POD_FAMILIES if pods else []):
+            self.model.register(FamilyCollector(store, family))
+        self.live = CollectorRegistry(auto_describe=False)
+        self.live.register(HealthCollector(store, mix_name))
+        self.requests = RequestMetrics(self.live)
+        self.live_ttl = live_ttl
+        self._live_cache: dict[str, tuple[float, bytes]] = {}
+
+    def render(self, accept: str) -> tuple[bytes, str]:
+        """The exposition in the format the scraper asked for (OpenMetrics or classic text)."""
+        encoder, content_type = choose_encoder(accept)
+        views = self.store.views
+        model = views.cached(("exposition", content_type, self.pods), lambda: encoder(self.model)) if views else b""
+        if content_type.startswith("application/openmetrics-text"):
+            model = model.removesuffix(b"# EOF\n")   # one EOF, at the very end
+        now = time.monotonic()
+        stamp, live = self._live_cache.get(content_type, (0.0, b""))
+        if now - stamp >= self.live_ttl or not live:
+            live = encoder(self.live)
+            self._live_cache[content_type] = (now, live)
+        return model + live, content_type
