@@ -22,7 +22,7 @@ def demo_store():
 
     source = SourceOptions(demo="pitfalls", snapshots=(), kubeconfig=None, context=None, namespace=None,
                            all_namespaces=False, k8s_version=None)
-    store = ModelStore(lambda: load_state(source))
+    store = ModelStore()
     store.install(load_state(source))
     return store
 

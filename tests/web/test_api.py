@@ -120,8 +120,8 @@ def test_readyz_is_not_ready_before_data():
     from kubegpu.web.app import create_app
     from kubegpu.web.store import ModelStore
 
-    store = ModelStore(lambda: (_ for _ in ()).throw(OSError("connection refused")), live=True)
-    assert store.refresh() is False
+    store = ModelStore(live=True)
+    store.record_error(OSError("connection refused"))
     c = TestClient(create_app(store, metrics_ttl=0))
     assert c.get("/readyz").status_code == 503
     assert c.get("/api/frag").status_code == 503

@@ -40,7 +40,7 @@ def live(apiserver, tmp_path):
             pass
     apiserver.watch_log.hold = 0.3
     config = apiserver.kubeconfig(tmp_path / "kubeconfig")
-    store = ModelStore(lambda: None, stale_after=2.0, live=True)
+    store = ModelStore(stale_after=2.0, live=True)
     refresher = LiveRefresher(store, partial(LiveCache, str(config), None), relist_every=3600, debounce=0.2,
                               max_backoff=1.0)
     refresher.start()

@@ -38,7 +38,7 @@ def evil_client(tmp_path_factory):
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
     source = SourceOptions(demo=None, snapshots=(str(path),), kubeconfig=None, context=None, namespace=None,
                            all_namespaces=False, k8s_version=None)
-    store = ModelStore(lambda: load_state(source))
+    store = ModelStore()
     store.install(load_state(source))
     return TestClient(create_app(store)), running["metadata"]["namespace"], pending["metadata"]["namespace"]
 
@@ -115,6 +115,6 @@ def test_simulate_page_reads_results_folder(tmp_path):
         "preemption": {"count": 3, "gpu_hours_lost": 1.5}, "utilization": {"allocation_mean": 0.8, "effective": 0.7}}))
     (tmp_path / "other.json").write_text('{"not": "a run"}')
     (tmp_path / "broken.json").write_text("{")
-    html = TestClient(create_app(ModelStore(lambda: None), results_dir=str(tmp_path))).get("/simulate").text
+    html = TestClient(create_app(ModelStore(), results_dir=str(tmp_path))).get("/simulate").text
     assert "seed-flapping" in html and "1234.5 USD" in html and "99.5" in html
     assert "other.json" in html and "broken.json" in html

@@ -31,6 +31,9 @@ def create_app(store: ModelStore, *, metrics_pods: bool = False, mix_name: str =
     api = Api(store)
     pages = Pages(store, results_dir=results_dir)
     exposition = Exposition(store, pods=metrics_pods, mix_name=mix_name, live_ttl=metrics_ttl)
+    store.warmers.append(exposition.warm)
+    if store.views is not None:
+        exposition.warm(store.views)
 
     async def metrics(request: Request) -> Response:
         body, content_type = exposition.render(request.headers.get("accept", ""))

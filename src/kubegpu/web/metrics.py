@@ -171,14 +171,27 @@ class FamilyCollector(Collector):
     def describe(self):
         return [GaugeMetricFamily(self.family.name, self.family.help, labels=self.family.labels)]
 
-    def collect(self):
-        views = self.store.views
+    def build(self, views: ClusterViews) -> GaugeMetricFamily:
         f = self.family
         gauge = GaugeMetricFamily(f.name, f.help, labels=f.labels)
+        for labels, value in views.cached(("metric", f.name), lambda: list(f.rows(views))):
+            gauge.add_metric(labels, value)
+        return gauge
+
+    def collect(self):
+        views = self.store.views
         if views is not None:
-            for labels, value in views.cached(("metric", f.name), lambda: list(f.rows(views))):
-                gauge.add_metric(labels, value)
-        yield gauge
+            yield self.build(views)
+
+
+class _Built:
+    """Families already built (what the encoders call `collect` on)."""
+
+    def __init__(self, families: list) -> None:
+        self.families = families
+
+    def collect(self):
+        return iter(self.families)
 
 
 class HealthCollector(Collector):
@@ -242,8 +255,9 @@ class Exposition:
         self.store = store
         self.pods = pods
         self.model = CollectorRegistry(auto_describe=False)
-        for family in MODEL_FAMILIES + (POD_FAMILIES if pods else []):
-            self.model.register(FamilyCollector(store, family))
+        self.collectors = [FamilyCollector(store, f) for f in MODEL_FAMILIES + (POD_FAMILIES if pods else [])]
+        for collector in self.collectors:
+            self.model.register(collector)
         self.live = CollectorRegistry(auto_describe=False)
         self.live.register(HealthCollector(store, mix_name))
         self.requests = RequestMetrics(self.live)
@@ -254,7 +268,7 @@ class Exposition:
         """The exposition in the format the scraper asked for (OpenMetrics or classic text)."""
         encoder, content_type = choose_encoder(accept)
         views = self.store.views
-        model = views.cached(("exposition", content_type, self.pods), lambda: encoder(self.model)) if views else b""
+        model = self.model_part(views, encoder, content_type) if views is not None else b""
         if content_type.startswith("application/openmetrics-text"):
             model = model.removesuffix(b"# EOF\n")   # one EOF, at the very end
         now = time.monotonic()
@@ -263,3 +277,13 @@ class Exposition:
             live = encoder(self.live)
             self._live_cache[content_type] = (now, live)
         return model + live, content_type
+
+    def model_part(self, views: ClusterViews, encoder, content_type: str) -> bytes:
+        return views.cached(("exposition", content_type, self.pods),
+                            lambda: encoder(_Built([c.build(views) for c in self.collectors])))
+
+    def warm(self, views: ClusterViews) -> None:
+        """Encode both formats for new views before they go live (the first scrape is then cheap)."""
+        for accept in ("", "application/openmetrics-text; version=1.0.0"):
+            encoder, content_type = choose_encoder(accept)
+            self.model_part(views, encoder, content_type)

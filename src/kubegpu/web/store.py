@@ -1,16 +1,16 @@
 """The server's current model: the latest ClusterViews, how old they are, and what went wrong.
 
-A loader (a function returning a ClusterState) feeds it; `refresh()` builds new views and swaps
-them in atomically, so a request always sees one consistent state. Failures keep the previous
-views, count an error and remember the message: the page and /metrics say the data is stale,
-/readyz turns not-ready once the data is older than the staleness bound.
+A source (the static load in `kubegpu serve`, or the live watcher) calls `install(state)`, which
+builds new views and swaps them in atomically, so a request always sees one consistent state.
+Failures are reported with `record_error`: the previous views stay, the error is counted and
+remembered; the page and /metrics say when the data is stale, and /readyz turns not-ready once
+the data is older than the staleness bound.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from kubegpu.model.cluster import ClusterState
@@ -28,21 +28,18 @@ class Health:
     last_error: str = ""
     last_build_seconds: float = 0.0
     live: bool = False
-    started_at: float = field(default_factory=time.time)
 
 
 class ModelStore:
     """Holds the current views; thread-safe swaps, lock-free reads."""
 
-    def __init__(self, loader: Callable[[], ClusterState], *, k8s_version: str | None = None,
-                 stale_after: float = 300.0, live: bool = False) -> None:
-        self.loader = loader
+    def __init__(self, *, k8s_version: str | None = None, stale_after: float = 300.0, live: bool = False) -> None:
         self.k8s_version = k8s_version
         self.stale_after = stale_after
         self.health = Health(live=live)
         self.views: ClusterViews | None = None
+        self.warmers: list[Callable[[ClusterViews], None]] = []   # run on new views before they go live
         self.generation = 0
-        self._refresh_lock = threading.Lock()
 
     def age(self, now: float | None = None) -> float | None:
         """Seconds since the data was last known to match the cluster (None before any data)."""
@@ -68,23 +65,14 @@ class ModelStore:
         """Build views of `state` and make them current."""
         start = time.perf_counter()
         views = ClusterViews(state, k8s_version=self.k8s_version)
+        for warm in self.warmers:
+            warm(views)
         self.health.last_build_seconds = time.perf_counter() - start
         self.views = views
         self.generation += 1
         self.health.loaded_at = self.health.synced_at = time.time()
         self.health.refreshes += 1
         self.health.last_error = ""
-
-    def refresh(self) -> bool:
-        """Load and install; on failure keep the old views and record the error. True on success."""
-        with self._refresh_lock:
-            try:
-                state = self.loader()
-                self.install(state)
-                return True
-            except Exception as err:  # any loader failure: the server keeps serving the old data
-                self.record_error(err)
-                return False
 
     def record_error(self, err: BaseException | str) -> None:
         self.health.refresh_errors += 1

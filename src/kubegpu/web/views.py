@@ -12,7 +12,6 @@ import threading
 from collections import Counter
 from typing import Any, Callable
 
-import msgspec
 
 from kubegpu.cli.render import dump_json
 from kubegpu.model.cluster import ClusterState
@@ -51,8 +50,9 @@ class ClusterViews:
         self.mix = cluster_mix(state)
         self.placement = cluster_placement(state, table)
         self.frag = frag_report(self.placement, self.mix)
-        self.why = explain_all(state, version=self.version)
+        # the audit first: its own explain pass is freed before the why reports are built (peak memory)
         self.audit = run_audit(state, table=table, frag=self.frag)
+        self.why = explain_all(state, version=self.version)
         self.gpumap: list[MapNode] = gpu_map(state, self.placement, self.mix)
         self.pending_gpu = [r for r in self.why if self._wants_gpu(r.pod)]
         self._lock = threading.Lock()
