@@ -1,12 +1,15 @@
 """The JSON API: `/api/X` returns exactly `kubegpu X -o json` of the current cluster model.
 
 Handlers only pick the cached view and serialise it with the CLI's writer; no engine logic here.
+Anything that may compute (a first why or defrag plan for a pod, a first serialisation) runs in
+the thread pool, so /metrics and the probes keep answering meanwhile.
 """
 
 from __future__ import annotations
 
 import json
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -51,7 +54,7 @@ class Api:
         if views is None:
             return self._unavailable()
         name = request.url.path.rsplit("/", 1)[-1]
-        return Response(views.json(name), media_type=JSON)
+        return Response(await run_in_threadpool(views.json, name), media_type=JSON)
 
     async def why(self, request: Request) -> Response:
         views = self._views()
@@ -61,14 +64,14 @@ class Api:
         if "pod" not in q:
             if "namespace" in q:
                 return error(400, "namespace= needs pod=; /api/why without pod= lists every pending pod")
-            return Response(views.json("why"), media_type=JSON)
+            return Response(await run_in_threadpool(views.json, "why"), media_type=JSON)
         target = split_pod(q["pod"], q.get("namespace"))
         if target is None:
             return error(400, f"pod={q['pod']!r} is not NAME or NAMESPACE/NAME")
-        report = views.why_pod(*target)
+        report = await run_in_threadpool(views.why_pod, *target)
         if report is None:
             return error(404, f"pod {target[0]}/{target[1]} is not in the cluster")
-        return Response(dump_json(report), media_type=JSON)
+        return Response(await run_in_threadpool(dump_json, report), media_type=JSON)
 
     async def defrag(self, request: Request) -> Response:
         views = self._views()
@@ -81,18 +84,18 @@ class Api:
             size = parse_size(q["size"])
             if size is None:
                 return error(400, f"size={q['size']!r} is not a GPU count between 1 and 1024")
-            plan = views.defrag_plan(size=size)
+            plan = await run_in_threadpool(lambda: views.defrag_plan(size=size))
         else:
             target = split_pod(q["for"], None)
             if target is None:
                 return error(400, f"for={q['for']!r} is not NAMESPACE/NAME")
             try:
-                plan = views.defrag_plan(pod=f"{target[0]}/{target[1]}")
+                plan = await run_in_threadpool(lambda: views.defrag_plan(pod=f"{target[0]}/{target[1]}"))
             except InputError as err:      # no such pod or gang
                 return error(404, str(err))
             except UsageError as err:      # the pod is not pending
                 return error(409, str(err))
-        return Response(dump_json(plan), media_type=JSON)
+        return Response(await run_in_threadpool(dump_json, plan), media_type=JSON)
 
     async def healthz(self, request: Request) -> Response:
         return Response("ok\n", media_type="text/plain")

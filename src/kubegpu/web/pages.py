@@ -11,7 +11,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import Environment, FileSystemLoader
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
@@ -27,8 +28,7 @@ MAP_NODE_LIMIT = 160   # above this many GPU nodes (after filters) the map shows
 QUERY = {"/": frozenset({"pool", "model", "namespace"}), "/pending": frozenset({"namespace"}),
          "/defrag": frozenset({"size", "for"})}
 
-_env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True,
-                                                                                     default_for_string=True))
+_env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True)
 _env.tests["match_ns"] = lambda pod, ns: pod.startswith(ns + "/")
 
 
@@ -116,7 +116,7 @@ class Pages:
         if v is None:
             return self._loading()
         ns, name = request.path_params["namespace"], request.path_params["name"]
-        report = v.why_pod(ns, name)
+        report = await run_in_threadpool(v.why_pod, ns, name)
         if report is None:
             return self._page("message.html", status=404, title="No such pod",
                               message=f"Pod {ns}/{name} is not in the cluster.")
@@ -139,12 +139,13 @@ class Pages:
             if target is None:
                 size = 4
         try:
-            plan = v.defrag_plan(size=size) if size is not None else v.defrag_plan(pod=target)
+            plan = await run_in_threadpool(lambda: v.defrag_plan(size=size) if size is not None
+                                           else v.defrag_plan(pod=target))
         except KubegpuError as err:
             return self._page("message.html", status=404, title="No plan", message=str(err))
         changed = {m.from_ for m in plan.moves} | {m.to for m in plan.moves} | {t.node for t in plan.targets}
         before = [n for n in v.gpumap if n.name in changed] if len(v.gpumap) > MAP_NODE_LIMIT else v.gpumap
-        after = v.defrag_after_map(plan) if plan.moves else []
+        after = await run_in_threadpool(v.defrag_after_map, plan) if plan.moves else []
         after = [n for n in after if n.name in {b.name for b in before}]
         return self._page("defrag.html", title="Defrag preview", plan=plan, before=before, after=after,
                           size=size, target=target, changed=changed,

@@ -113,7 +113,8 @@ class ClusterViews:
 
             after = after_state(self.state, plan)
             return gpu_map(after, cluster_placement(after), self.mix)
-        return self.cached(("after", id(plan)), compute)
+        goal = plan.goal
+        return self.cached(("after", goal.kind, goal.size, goal.pod, goal.gang), compute)
 
     def pending_by_blocker(self) -> Counter:
         """(namespace, blocker) -> pending GPU pods (schedulable ones are not counted)."""
