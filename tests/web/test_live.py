@@ -107,3 +107,26 @@ def test_failing_api_server_makes_data_stale_then_recovers(live):
     server.faults.clear()
     wait_for(lambda: client.get("/readyz").status_code == 200, timeout=30)
     assert "kubegpu_data_stale 0.0" in client.get("/metrics").text
+
+
+def test_api_server_going_away_and_coming_back(live):
+    import threading
+
+    from apiserver.server import _make_handler, _QuietHTTPServer
+
+    server, store, client = live
+    port = server._httpd.server_address[1]
+
+    def gone(request):
+        raise ConnectionResetError("the API server went away")   # drops open keep-alive connections
+    server.faults.append(gone)
+    server.stop()                                             # and new connections are refused
+    wait_for(lambda: client.get("/readyz").status_code == 503, timeout=15)
+    assert "kubegpu_data_stale 1.0" in client.get("/metrics").text
+    assert store.health.refresh_errors > 0 and store.health.last_error
+    assert client.get("/api/frag").status_code == 200         # the last good data is still served
+    server.faults.clear()
+    httpd = _QuietHTTPServer(("127.0.0.1", port), _make_handler(server))   # back, same address
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    server._httpd = httpd
+    wait_for(lambda: client.get("/readyz").status_code == 200, timeout=30)
