@@ -119,3 +119,17 @@ def test_promtool_check_metrics_accepts_the_exposition(client):
     proc = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip() == "" and proc.stderr.strip() == "", "promtool lint findings"
+
+
+def test_blocker_class_of_a_gang_member_that_fits_alone(demo_store):
+    import msgspec
+
+    from kubegpu.web.views import blocker_of, is_blocked
+
+    member = next(r for r in demo_store.views.why if r.gang is not None)
+    assert blocker_of(member) == "NodeResourcesFit"          # the demo's gang member does not fit alone
+    fits_alone = msgspec.structs.replace(member, schedulable=True)
+    stuck = msgspec.structs.replace(fits_alone, gang=msgspec.structs.replace(member.gang, bound=0, fit_together=1))
+    assert is_blocked(stuck) and blocker_of(stuck) == "Gang"
+    free = msgspec.structs.replace(fits_alone, gang=None)
+    assert not is_blocked(free) and blocker_of(free) == "none"

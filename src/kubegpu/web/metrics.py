@@ -21,7 +21,7 @@ from prometheus_client.registry import Collector
 from kubegpu import __version__
 from kubegpu.audit.rules import METRIC_FRAG_RATE, METRIC_STRANDED
 from kubegpu.web.store import ModelStore
-from kubegpu.web.views import ClusterViews, blocker_of
+from kubegpu.web.views import ClusterViews, blocker_of, is_blocked
 
 Rows = Iterable[tuple[tuple[str, ...], float]]
 SEVERITIES = ("error", "warn", "info")
@@ -110,7 +110,7 @@ def _pod_gpus(v: ClusterViews) -> Rows:
 
 def _pending_pods(v: ClusterViews) -> Rows:
     for r in v.pending_gpu:
-        if not r.schedulable:
+        if is_blocked(r):
             ns, _, name = r.pod.partition("/")
             yield (ns, name, blocker_of(r)), 1
 

@@ -21,7 +21,7 @@ from kubegpu.web.api import parse_size
 from kubegpu.web.gpumap_view import MapNode, device_counts
 from kubegpu.web.results import read_results
 from kubegpu.web.store import ModelStore
-from kubegpu.web.views import ClusterViews, blocker_of
+from kubegpu.web.views import ClusterViews, blocker_of, is_blocked
 
 TEMPLATES = Path(__file__).with_name("templates")
 MAP_NODE_LIMIT = 160   # above this many GPU nodes (after filters) the map shows pools, with drill-down
@@ -99,7 +99,7 @@ class Pages:
             nodes=nodes, aggregated=aggregated, pools=pool_summary(nodes) if aggregated else [],
             counts=device_counts(nodes), pool=pool, model=model, namespace=namespace,
             all_pools=sorted({n.pool for n in v.gpumap}), all_models=sorted({n.gpu_model for n in v.gpumap}),
-            namespaces=namespaces, pending=sum(1 for r in v.pending_gpu if not r.schedulable),
+            namespaces=namespaces, pending=sum(1 for r in v.pending_gpu if is_blocked(r)),
             audit=v.audit, map_limit=MAP_NODE_LIMIT)
 
     async def pending(self, request: Request) -> Response:
@@ -149,13 +149,13 @@ class Pages:
         after = [n for n in after if n.name in {b.name for b in before}]
         return self._page("defrag.html", title="Defrag preview", plan=plan, before=before, after=after,
                           size=size, target=target, changed=changed,
-                          pending=[r.pod for r in v.pending_gpu if not r.schedulable])
+                          pending=[r.pod for r in v.pending_gpu if is_blocked(r)])
 
     @staticmethod
     def _largest_pending(v: ClusterViews) -> str | None:
         best = None
         for r in v.pending_gpu:
-            if r.schedulable:
+            if not is_blocked(r):
                 continue
             ns, _, name = r.pod.partition("/")
             demand = v.state.gpu_demand(v.state.pod(ns, name)).total_milli

@@ -24,10 +24,20 @@ FITS_BLOCKER = "none"
 MAX_CACHED_PLANS = 64
 
 
+def gang_blocked(report) -> bool:
+    """The pod would fit alone, but its gang cannot reach minMember together."""
+    g = report.gang
+    return g is not None and g.bound + g.fit_together < g.min_member
+
+
+def is_blocked(report) -> bool:
+    return not report.schedulable or gang_blocked(report)
+
+
 def blocker_of(report) -> str:
     """The kube-scheduler plugin that rejects the most nodes for this pod (bounded label set)."""
     if report.schedulable:
-        return GANG_BLOCKER if report.gang is not None else FITS_BLOCKER
+        return GANG_BLOCKER if gang_blocked(report) else FITS_BLOCKER
     counts = Counter(n.plugin for n in report.nodes if not n.fits and n.plugin)
     return counts.most_common(1)[0][0] if counts else "Unknown"
 
@@ -118,4 +128,4 @@ class ClusterViews:
 
     def pending_by_blocker(self) -> Counter:
         """(namespace, blocker) -> pending GPU pods (schedulable ones are not counted)."""
-        return Counter((r.pod.partition("/")[0], blocker_of(r)) for r in self.pending_gpu if not r.schedulable)
+        return Counter((r.pod.partition("/")[0], blocker_of(r)) for r in self.pending_gpu if is_blocked(r))
