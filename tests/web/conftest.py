@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -13,6 +14,16 @@ from pathlib import Path
 import pytest
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
+# A `kubegpu simulate run -o json` result in the DESIGN §4 shape (what --results DIR holds).
+SIMULATE_RUN = {
+    "scenario": "seed-flapping", "seed": 42, "duration_s": 86400,
+    "autoscaler": {"scale_ups": 7, "scale_downs": 6, "cycles_per_day": 6.0, "node_hours": 50.0,
+                   "billed_node_hours": 60.0, "groups": {}},
+    "cost": {"total": 1234.5, "currency": "USD", "by_group": {}},
+    "pods": {"wait_seconds": {"mean": 10.0, "p95": 99.5, "p99": 120.0}, "by_class": {}},
+    "preemption": {"count": 3, "gpu_hours_lost": 1.5},
+    "utilization": {"allocation_mean": 0.8, "effective": 0.7},
+}
 
 
 @pytest.fixture(scope="session")
@@ -58,6 +69,7 @@ def served_demo(tmp_path_factory):
     """`kubegpu serve --demo` as a user runs it (a subprocess on a free loopback port); yields its base URL."""
     port = free_port()
     results = tmp_path_factory.mktemp("results")
+    (results / "seed-flapping.json").write_text(json.dumps(SIMULATE_RUN))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (SRC, env.get("PYTHONPATH")) if p)
     proc = subprocess.Popen([sys.executable, "-m", "kubegpu.cli.main", "serve", "--demo", "--port", str(port),

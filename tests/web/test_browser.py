@@ -99,3 +99,10 @@ def test_filter_by_pool_keeps_only_that_pool(served_demo, page):
     page.select_option("select[name=pool]", "inference")
     page.wait_for_url("**pool=inference**")
     assert page.locator(".map .dev").count() == 32
+
+
+def test_simulate_page_lists_the_results_folder(served_demo, page):
+    page.goto(served_demo + "/simulate")
+    rows = page.locator("#runs tr")
+    assert rows.count() == 2                                  # header + the one run
+    assert "seed-flapping" in rows.nth(1).inner_text()

@@ -106,15 +106,14 @@ def test_simulate_page_reads_results_folder(tmp_path):
     from kubegpu.web.app import create_app
     from kubegpu.web.store import ModelStore
 
-    (tmp_path / "run.json").write_text(json.dumps({
-        "scenario": "seed-flapping", "seed": 42, "duration_s": 86400,
-        "autoscaler": {"scale_ups": 7, "scale_downs": 6, "cycles_per_day": 6.0, "node_hours": 50,
-                       "billed_node_hours": 60, "groups": {}},
-        "cost": {"total": 1234.5, "currency": "USD", "by_group": {}},
-        "pods": {"wait_seconds": {"mean": 10, "p95": 99.5, "p99": 120}, "by_class": {}},
-        "preemption": {"count": 3, "gpu_hours_lost": 1.5}, "utilization": {"allocation_mean": 0.8, "effective": 0.7}}))
+    from tests.web.conftest import SIMULATE_RUN
+
+    (tmp_path / "run.json").write_text(json.dumps(SIMULATE_RUN))
+    (tmp_path / "sweep.json").write_text(json.dumps([{"params": {"autoscaler.scale-down-delay-after-add": "30m"},
+                                                      "seed": 1, "result": {**SIMULATE_RUN, "seed": 1}}]))
     (tmp_path / "other.json").write_text('{"not": "a run"}')
     (tmp_path / "broken.json").write_text("{")
     html = TestClient(create_app(ModelStore(), results_dir=str(tmp_path))).get("/simulate").text
-    assert "seed-flapping" in html and "1234.5 USD" in html and "99.5" in html
+    assert html.count("seed-flapping") == 2 and "1234.5 USD" in html and "99.5" in html
+    assert "autoscaler.scale-down-delay-after-add=30m" in html
     assert "other.json" in html and "broken.json" in html
