@@ -127,3 +127,19 @@ def test_readyz_is_not_ready_before_data():
     assert c.get("/api/frag").status_code == 503
     assert c.get("/metrics").status_code == 200
     assert "kubegpu_refresh_errors_total 1.0" in c.get("/metrics").text
+
+
+def test_serve_with_namespace_is_why_all_with_that_namespace():
+    from starlette.testclient import TestClient
+
+    from kubegpu.cli.options import SourceOptions, load_state
+    from kubegpu.web.app import create_app
+    from kubegpu.web.store import ModelStore
+
+    source = SourceOptions(demo="pitfalls", snapshots=(), kubeconfig=None, context=None, namespace="ml-research",
+                           all_namespaces=False, k8s_version=None)
+    store = ModelStore(namespace="ml-research")
+    store.install(load_state(source))
+    body = TestClient(create_app(store)).get("/api/why").text
+    assert body == cli_json("why", "--all", "-n", "ml-research")
+    assert {r["pod"].split("/")[0] for r in json.loads(body)} == {"ml-research"}

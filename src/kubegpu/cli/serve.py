@@ -43,7 +43,8 @@ def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after
     from kubegpu.web.store import ModelStore
 
     live = not (source.demo or source.snapshots)
-    store = ModelStore(k8s_version=source.k8s_version, stale_after=stale_after, live=live)
+    store = ModelStore(k8s_version=source.k8s_version, namespace=source.namespace, stale_after=stale_after,
+                       live=live)
     if live:
         from functools import partial
 

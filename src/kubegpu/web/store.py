@@ -33,8 +33,10 @@ class Health:
 class ModelStore:
     """Holds the current views; thread-safe swaps, lock-free reads."""
 
-    def __init__(self, *, k8s_version: str | None = None, stale_after: float = 300.0, live: bool = False) -> None:
+    def __init__(self, *, k8s_version: str | None = None, namespace: str | None = None, stale_after: float = 300.0,
+                 live: bool = False) -> None:
         self.k8s_version = k8s_version
+        self.namespace = namespace
         self.stale_after = stale_after
         self.health = Health(live=live)
         self.views: ClusterViews | None = None
@@ -64,7 +66,7 @@ class ModelStore:
     def install(self, state: ClusterState) -> None:
         """Build views of `state` and make them current."""
         start = time.perf_counter()
-        views = ClusterViews(state, k8s_version=self.k8s_version)
+        views = ClusterViews(state, k8s_version=self.k8s_version, namespace=self.namespace)
         for warm in self.warmers:
             warm(views)
         self.health.last_build_seconds = time.perf_counter() - start

@@ -45,7 +45,7 @@ def blocker_of(report) -> str:
 class ClusterViews:
     """The views of one ClusterState. Immutable after construction, except the lazy caches."""
 
-    def __init__(self, state: ClusterState, *, k8s_version: str | None = None) -> None:
+    def __init__(self, state: ClusterState, *, k8s_version: str | None = None, namespace: str | None = None) -> None:
         from kubegpu.audit.engine import run_audit
         from kubegpu.explain.report import explain_all
         from kubegpu.fragmentation.cluster import cluster_mix, cluster_placement
@@ -62,7 +62,7 @@ class ClusterViews:
         self.frag = frag_report(self.placement, self.mix)
         # the audit first: its own explain pass is freed before the why reports are built (peak memory)
         self.audit = run_audit(state, table=table, frag=self.frag)
-        self.why = explain_all(state, version=self.version)
+        self.why = explain_all(state, namespace=namespace, version=self.version)   # as `why --all [-n NS]`
         self.gpumap: list[MapNode] = gpu_map(state, self.placement, self.mix)
         self.pending_gpu = [r for r in self.why if self._wants_gpu(r.pod)]
         self._lock = threading.Lock()
