@@ -53,8 +53,8 @@ def test_views_are_computed_once_not_per_request(client, demo_store, monkeypatch
     import kubegpu.web.views as views_module
 
     calls = []
-    real = views_module.dump_json
-    monkeypatch.setattr(views_module, "dump_json", lambda data: calls.append(1) or real(data))
+    real = views_module.json_bytes
+    monkeypatch.setattr(views_module, "json_bytes", lambda data: calls.append(1) or real(data))
     demo_store.views._cache.pop(("json", "frag"), None)
     for _ in range(5):
         assert client.get("/api/frag").status_code == 200

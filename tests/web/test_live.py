@@ -90,6 +90,7 @@ def test_expired_resource_version_relists(live):
     wait_for(lambda: _pod_lists(server) > lists)              # 410 Expired -> list again
     pod = copy.deepcopy(next(o for o in server.objects("v1", "pods") if not o["spec"].get("nodeName")))
     pod["metadata"]["name"] = "arrived-after-compaction"
+    pod["metadata"]["uid"] = "5d0c1a52-0000-4000-8000-a22ived0c0mp"   # a new pod has its own uid (same uid: a duplicate)
     watch.put(server, pod)
     wait_for(lambda: any(r["pod"].endswith("/arrived-after-compaction") for r in client.get("/api/why").json()))
 

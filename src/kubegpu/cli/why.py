@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 
 import click
 from rich.markup import escape
 from rich.table import Table
 
 from kubegpu.cli.options import load_state, output_option, source_options
-from kubegpu.cli.render import emit
+from kubegpu.cli.render import emit, emit_stream
 from kubegpu.cli.render import literal
 from kubegpu.errors import UsageError
 
@@ -76,24 +75,6 @@ def _event_table(parsed):
     return table
 
 
-def _stream_json_list(items) -> None:
-    """Write a JSON list one item at a time ("[", items joined by ",\n", "]"): memory and each
-    write stay the size of one report, whatever the number of pods. A failed write raises."""
-    import msgspec
-
-    from kubegpu.cli.render import to_plain
-
-    out = sys.stdout
-    out.write("[")
-    sep = "\n"
-    for item in items:
-        out.write(sep)
-        out.write(msgspec.json.format(msgspec.json.encode(to_plain(item)), indent=2).decode())
-        sep = ",\n"
-    out.write("\n]\n" if sep != "\n" else "]\n")
-    out.flush()
-
-
 def _event_report(event_text: str, output: str) -> None:
     from kubegpu.explain.event_remedies import event_remedies
     from kubegpu.scheduling.message import parse_event_message
@@ -148,10 +129,7 @@ def why(pod, all_pods, with_nodes, event_text, source, output):
         raise UsageError("name one pod (kubegpu why POD -n NS) or use --all")
     if with_nodes and not all_pods:
         raise UsageError("--nodes goes with --all (a single pod's report always lists every node)")
-    from kubegpu.explain.batch import iter_reports
-    from kubegpu.explain.report import explain_pod
-    from kubegpu.scheduling.gang import find_gangs
-    from kubegpu.scheduling.snapshot import SchedulingSnapshot
+    from kubegpu.explain.batch import explain_one, iter_reports
     from kubegpu.scheduling.versions import version_of
 
     state = load_state(source)
@@ -159,7 +137,7 @@ def why(pod, all_pods, with_nodes, event_text, source, output):
     if all_pods:
         reports = iter_reports(state, namespace=source.namespace, version=version, with_nodes=with_nodes)
         if output == "json":
-            _stream_json_list(reports)
+            emit_stream(reports, output)  # streamed item by item: memory stays one report
             return
         if output == "yaml":
             emit(list(reports), output)
@@ -182,8 +160,7 @@ def why(pod, all_pods, with_nodes, event_text, source, output):
     target = state.pod(ns, pod)
     if target is None:
         raise UsageError(f"pod {ns}/{pod} is not in {state.source or 'the cluster'}")
-    snap = SchedulingSnapshot.from_cluster(state)
-    report = explain_pod(snap, target, version=version, gangs=find_gangs(state))
+    report = explain_one(state, target, version=version)
 
     def table(con):
         _print_report(con, report, wide=output == "wide")

@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from kubegpu.cli.render import dump_json
+from kubegpu.jsontext import json_bytes
 from kubegpu.errors import InputError, UsageError
 from kubegpu.web.store import ModelStore
 
@@ -71,7 +71,7 @@ class Api:
         report = await run_in_threadpool(views.why_pod, *target)
         if report is None:
             return error(404, f"pod {target[0]}/{target[1]} is not in the cluster")
-        return Response(await run_in_threadpool(dump_json, report), media_type=JSON)
+        return Response(await run_in_threadpool(json_bytes, report), media_type=JSON)
 
     async def defrag(self, request: Request) -> Response:
         views = self._views()
@@ -95,7 +95,7 @@ class Api:
                 return error(404, str(err))
             except UsageError as err:      # the pod is not pending
                 return error(409, str(err))
-        return Response(await run_in_threadpool(dump_json, plan), media_type=JSON)
+        return Response(await run_in_threadpool(json_bytes, plan), media_type=JSON)
 
     async def healthz(self, request: Request) -> Response:
         return Response("ok\n", media_type="text/plain")

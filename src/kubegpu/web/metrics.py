@@ -20,12 +20,12 @@ from prometheus_client.registry import Collector
 
 from kubegpu import __version__
 from kubegpu.audit.rules import METRIC_FRAG_RATE, METRIC_STRANDED
+from kubegpu.models.metrics import METRIC_HELP
 from kubegpu.web.store import ModelStore
 from kubegpu.web.views import ClusterViews, blocker_of, is_blocked
 
 Rows = Iterable[tuple[tuple[str, ...], float]]
 SEVERITIES = ("error", "warn", "info")
-UNUSABLE = ("stranded", "isolated")  # map states whose free share no GPU shape of the mix can use there
 PITFALLS = range(1, 11)
 
 
@@ -39,12 +39,13 @@ class Family:
 
 
 def _node_rows(v: ClusterViews) -> Rows:
-    for n in v.gpumap:
+    """Per node of the GPU map (`frag --plot`'s): allocated, free, and stranded as the map counts it."""
+    for n in v.gpumap.nodes:
         used = sum(d.used_milli for d in n.devices) / 1000
-        stranded = sum(1000 - d.used_milli for d in n.devices if d.state in UNUSABLE) / 1000
-        yield (n.name, n.pool, "allocated"), used
-        yield (n.name, n.pool, "free"), len(n.devices) - used
-        yield (n.name, n.pool, "stranded"), stranded
+        pool = n.pool or "(none)"
+        yield (n.name, pool, "allocated"), used
+        yield (n.name, pool, "free"), len(n.devices) - used
+        yield (n.name, pool, "stranded"), n.stranded_gpus
 
 
 def _pool_rows(v: ClusterViews) -> Rows:
@@ -80,8 +81,8 @@ def _pool_stranded(v: ClusterViews) -> Rows:
 
 
 def _node_info(v: ClusterViews) -> Rows:
-    for n in v.gpumap:
-        yield (n.name, n.pool, n.gpu_model, str(n.schedulable).lower()), 1
+    for n in v.gpumap.nodes:
+        yield (n.name, n.pool or "(none)", n.gpu_model or "unknown", str(n.schedulable).lower()), 1
 
 
 def _pending(v: ClusterViews) -> Rows:
@@ -98,14 +99,20 @@ def _audit(v: ClusterViews) -> Rows:
 
 
 def _pod_gpus(v: ClusterViews) -> Rows:
-    for n in v.gpumap:
-        per_pod: dict[str, float] = {}
-        for d in n.devices:
-            for p in d.pods:
-                per_pod[p.pod] = per_pod.get(p.pod, 0) + p.milli / 1000
-        for key, gpus in sorted(per_pod.items()):
-            ns, _, name = key.partition("/")
-            yield (ns, name, n.name), gpus
+    """Physical GPUs of each pod on a GPU node, as the fragmentation engine counts them."""
+    from kubegpu.fragmentation.cluster import pod_task
+
+    for n in v.gpumap.nodes:
+        for pod in sorted(v.state.pods_by_node.get(n.name, []), key=lambda p: p.key):
+            task = pod_task(v.state, pod)
+            if task.num_gpu:
+                yield (pod.namespace, pod.name, n.name), task.num_gpu * task.gpu_milli / 1000
+
+
+def _model_cache_rows(name: str, labels: tuple[str, ...]) -> Callable[[ClusterViews], Rows]:
+    def rows(v: ClusterViews) -> Rows:
+        return [(tuple(s.labels[k] for k in labels), s.value) for s in v.model_cache_samples() if s.name == name]
+    return rows
 
 
 def _pending_pods(v: ClusterViews) -> Rows:
@@ -116,8 +123,9 @@ def _pending_pods(v: ClusterViews) -> Rows:
 
 
 MODEL_FAMILIES: list[Family] = [
-    Family("kubegpu_node_gpus", "Physical GPUs of a node by state: allocated, free, and stranded (the part of "
-           "free that no GPU shape of the workload mix can use on that node).", ("node", "pool", "state"), _node_rows),
+    Family("kubegpu_node_gpus", "Physical GPUs of a node by state: allocated, free, and stranded (free GPU that "
+           "pods of the demand's largest size cannot use: the GPU map of kubegpu frag --plot).",
+           ("node", "pool", "state"), _node_rows),
     Family("kubegpu_node_stranded_gpus", "Free GPUs of a node that K-GPU pods cannot use once as many as fit "
            "are placed (per-node part of kubegpu_stranded_gpus).", ("node", "pool", "size"), _node_stranded),
     Family("kubegpu_pool_stranded_gpus", "Free GPUs of a pool that K-GPU pods cannot use.", ("pool", "size"),
@@ -153,6 +161,10 @@ MODEL_FAMILIES: list[Family] = [
            lambda v: [(("true",), v.status.totals.gpu_nodes),
                       (("false",), v.status.totals.nodes - v.status.totals.gpu_nodes)]),
 ]
+MODEL_CACHE_LABELS = {"kubegpu_model_cache_nodes": ("model", "state"), "kubegpu_model_cache_copies": ("model", "kind"),
+                      "kubegpu_model_cache_mixed_version_replicas": ("model", "workload")}
+MODEL_FAMILIES += [Family(name, METRIC_HELP[name], labels, _model_cache_rows(name, labels))
+                   for name, labels in MODEL_CACHE_LABELS.items()]
 POD_FAMILIES: list[Family] = [
     Family("kubegpu_pod_gpus", "Physical GPUs allocated to a pod (--metrics-pods).", ("namespace", "pod", "node"),
            _pod_gpus),

@@ -18,7 +18,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from kubegpu.web.api import parse_size
-from kubegpu.web.gpumap_view import MapNode, device_counts
+from kubegpu.fragmentation.gpumap import NodeMap
 from kubegpu.web.results import read_results
 from kubegpu.web.store import ModelStore
 from kubegpu.web.views import ClusterViews, blocker_of, is_blocked
@@ -32,18 +32,33 @@ _env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True)
 _env.tests["match_ns"] = lambda pod, ns: pod.startswith(ns + "/")
 
 
-def filter_map(nodes: list[MapNode], pool: str, model: str) -> list[MapNode]:
-    return [n for n in nodes if (not pool or n.pool == pool) and (not model or n.gpu_model == model)]
+def pool_of(node: NodeMap) -> str:
+    return node.pool or "(none)"
 
 
-def pool_summary(nodes: list[MapNode]) -> list[dict]:
-    """One row per (pool, GPU model): device counts by state, for the aggregated map."""
+def model_of(node: NodeMap) -> str:
+    return node.gpu_model or "unknown"
+
+
+def filter_map(nodes: list[NodeMap], pool: str, model: str) -> list[NodeMap]:
+    return [n for n in nodes if (not pool or pool_of(n) == pool) and (not model or model_of(n) == model)]
+
+
+def device_counts(nodes: list[NodeMap]) -> Counter:
+    """Devices per map state (what the page's legend counts)."""
+    return Counter(d.state for n in nodes for d in n.devices)
+
+
+def pool_summary(nodes: list[NodeMap]) -> list[dict]:
+    """One row per (pool, GPU model): devices by state and stranded GPUs, for the aggregated map."""
     rows: dict[tuple[str, str], dict] = {}
     for n in nodes:
-        row = rows.setdefault((n.pool, n.gpu_model), {"pool": n.pool, "model": n.gpu_model, "nodes": 0,
-                                                      "states": Counter()})
+        key = (pool_of(n), model_of(n))
+        row = rows.setdefault(key, {"pool": key[0], "model": key[1], "nodes": 0, "states": Counter(),
+                                    "stranded_gpus": 0.0})
         row["nodes"] += 1
         row["states"].update(d.state for d in n.devices)
+        row["stranded_gpus"] += n.stranded_gpus
     return [rows[k] for k in sorted(rows)]
 
 
@@ -91,14 +106,15 @@ class Pages:
             return self._loading()
         q = request.query_params
         pool, model, namespace = q.get("pool", ""), q.get("model", ""), q.get("namespace", "")
-        nodes = filter_map(v.gpumap, pool, model)
+        nodes = filter_map(v.gpumap.nodes, pool, model)
         aggregated = len(nodes) > MAP_NODE_LIMIT
         namespaces = sorted({p.namespace or "default" for p in v.state.pods})
         return self._page(
             "overview.html", title="Overview", v=v, frag=v.frag, totals=v.status.totals,
             nodes=nodes, aggregated=aggregated, pools=pool_summary(nodes) if aggregated else [],
             counts=device_counts(nodes), pool=pool, model=model, namespace=namespace,
-            all_pools=sorted({n.pool for n in v.gpumap}), all_models=sorted({n.gpu_model for n in v.gpumap}),
+            gmap=v.gpumap, all_pools=sorted({pool_of(n) for n in v.gpumap.nodes}),
+            all_models=sorted({model_of(n) for n in v.gpumap.nodes}),
             namespaces=namespaces, pending=sum(1 for r in v.pending_gpu if is_blocked(r)),
             audit=v.audit, map_limit=MAP_NODE_LIMIT)
 
@@ -144,10 +160,12 @@ class Pages:
         except KubegpuError as err:
             return self._page("message.html", status=404, title="No plan", message=str(err))
         changed = {m.from_ for m in plan.moves} | {m.to for m in plan.moves} | {t.node for t in plan.targets}
-        before = [n for n in v.gpumap if n.name in changed] if len(v.gpumap) > MAP_NODE_LIMIT else v.gpumap
+        mapped = v.gpumap.nodes
+        before = [n for n in mapped if n.name in changed] if len(mapped) > MAP_NODE_LIMIT else mapped
         after = await run_in_threadpool(v.defrag_after_map, plan) if plan.moves else []
         after = [n for n in after if n.name in {b.name for b in before}]
         return self._page("defrag.html", title="Defrag preview", plan=plan, before=before, after=after,
+                          reference_size=v.gpumap.reference_size,
                           size=size, target=target, changed=changed,
                           pending=[r.pod for r in v.pending_gpu if is_blocked(r)])
 

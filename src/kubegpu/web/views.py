@@ -13,10 +13,11 @@ from collections import Counter
 from typing import Any, Callable
 
 
-from kubegpu.cli.render import dump_json
+from kubegpu.fragmentation.gpumap import GpuMap, NodeMap, gpu_map
+from kubegpu.jsontext import json_bytes
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
-from kubegpu.web.gpumap_view import MapNode, gpu_map
 
 # The blocker class of a pending pod: the filter that rejects most nodes, or these.
 GANG_BLOCKER = "Gang"
@@ -38,7 +39,13 @@ def blocker_of(report) -> str:
     """The kube-scheduler plugin that rejects the most nodes for this pod (bounded label set)."""
     if report.schedulable:
         return GANG_BLOCKER if gang_blocked(report) else FITS_BLOCKER
-    counts = Counter(n.plugin for n in report.nodes if not n.fits and n.plugin)
+    counts: Counter = Counter()
+    if report.nodes is None:      # `why --all`: nodes grouped by outcome
+        for g in report.node_groups:
+            if not g.fits and g.plugin:
+                counts[g.plugin] += g.count
+    else:
+        counts.update(n.plugin for n in report.nodes if not n.fits and n.plugin)
     return counts.most_common(1)[0][0] if counts else "Unknown"
 
 
@@ -47,23 +54,25 @@ class ClusterViews:
 
     def __init__(self, state: ClusterState, *, k8s_version: str | None = None, namespace: str | None = None) -> None:
         from kubegpu.audit.engine import run_audit
-        from kubegpu.explain.report import explain_all
-        from kubegpu.fragmentation.cluster import cluster_mix, cluster_placement
-        from kubegpu.fragmentation.report import frag_report
+        from kubegpu.explain.batch import iter_reports
+        from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, cluster_placement
         from kubegpu.scheduling.versions import version_of
         from kubegpu.status import cluster_status
 
+        # every call below is the one its CLI command makes (`kubegpu X [-n NS] -o json`)
         self.state = state
+        self.namespace = namespace
+        self.scope = NamespaceScope(namespace)
         self.version = version_of(state.server_version, k8s_version)
         table = NodeTable.from_cluster(state)
-        self.status = cluster_status(state, table)
-        self.mix = cluster_mix(state)
+        self.status = cluster_status(state, table, scope=self.scope)                   # status
+        self.frag = cluster_frag_report(state, table=table, scope=self.scope)          # frag
+        self.mix = cluster_mix(state, self.scope)                                      # frag --plot's mix
         self.placement = cluster_placement(state, table)
-        self.frag = frag_report(self.placement, self.mix)
-        # the audit first: its own explain pass is freed before the why reports are built (peak memory)
-        self.audit = run_audit(state, table=table, frag=self.frag)
-        self.why = explain_all(state, namespace=namespace, version=self.version)   # as `why --all [-n NS]`
-        self.gpumap: list[MapNode] = gpu_map(state, self.placement, self.mix)
+        # audit: its own frag report is the unscoped one, so hand ours in only when it is that one
+        self.audit = run_audit(state, table=table, frag=None if namespace else self.frag, scope=self.scope)
+        self.why = list(iter_reports(state, namespace=namespace, version=self.version))  # why --all
+        self.gpumap: GpuMap = gpu_map(state, self.frag, self.mix, table)               # frag --plot
         self.pending_gpu = [r for r in self.why if self._wants_gpu(r.pod)]
         self._lock = threading.Lock()
         self._cache: dict[tuple, Any] = {}
@@ -89,42 +98,43 @@ class ClusterViews:
     def json(self, name: str) -> bytes:
         data = {"status": lambda: self.status, "frag": lambda: self.frag, "why": lambda: self.why,
                 "audit": lambda: self.audit}[name]
-        return self.cached(("json", name), lambda: dump_json(data()).encode())
+        return self.cached(("json", name), lambda: json_bytes(data()))
 
     def why_pod(self, namespace: str, name: str):
-        """The why report of one pod (any phase), or None when the cluster has no such pod."""
+        """`kubegpu why NAME -n NAMESPACE`: the report of one pod (any phase), or None when there is no such pod."""
+        from kubegpu.explain.batch import explain_one
+
         pod = self.state.pod(namespace, name)
         if pod is None:
             return None
-
-        def compute():
-            from kubegpu.explain.report import explain_pod
-            from kubegpu.scheduling.gang import find_gangs
-            from kubegpu.scheduling.snapshot import SchedulingSnapshot
-
-            return explain_pod(SchedulingSnapshot.from_cluster(self.state), pod, version=self.version,
-                               gangs=find_gangs(self.state))
-        return self.cached(("why", namespace, name), compute)
+        return self.cached(("why", namespace, name), lambda: explain_one(self.state, pod, version=self.version))
 
     def defrag_plan(self, *, size: int | None = None, pod: str | None = None):
-        """`kubegpu defrag --size K` or `--for POD`: a plan, never applied."""
-        from kubegpu.defrag import EvictionPolicy, Goal, plan_defrag
+        """`kubegpu defrag [-n NS] --size K` or `--for POD` with the CLI's defaults: a plan, never applied."""
+        from kubegpu.defrag import Goal, plan_defrag
+        from kubegpu.defrag.scope import namespace_policy, plan_in_namespace
 
         goal = Goal(kind="size", size=size) if size is not None else Goal(kind="pod", pod=pod)
-        return self.cached(("defrag", size, pod),
-                           lambda: plan_defrag(self.state, goal, policy=EvictionPolicy(), exact="auto",
-                                               milp_time_limit=20.0))
+        return self.cached(("defrag", size, pod), lambda: plan_in_namespace(
+            plan_defrag(self.state, goal, policy=namespace_policy(self.namespace)), self.namespace))
 
-    def defrag_after_map(self, plan) -> list[MapNode]:
+    def defrag_after_map(self, plan) -> list[NodeMap]:
         """The GPU map after the plan's moves (for the before/after preview)."""
         def compute():
             from kubegpu.defrag import after_state
-            from kubegpu.fragmentation.cluster import cluster_placement
+            from kubegpu.fragmentation.cluster import cluster_frag_report
 
             after = after_state(self.state, plan)
-            return gpu_map(after, cluster_placement(after), self.mix)
+            return gpu_map(after, cluster_frag_report(after, scope=self.scope), self.mix).nodes
         goal = plan.goal
         return self.cached(("after", goal.kind, goal.size, goal.pod, goal.gang), compute)
+
+    def model_cache_samples(self) -> list:
+        """The ModelCache samples of /metrics (`kubegpu.models.metrics`), none without ModelCaches."""
+        from kubegpu.models.metrics import metric_samples
+        from kubegpu.models.overview import inputs_from_state
+
+        return self.cached(("model-caches",), lambda: metric_samples(*inputs_from_state(self.state)))
 
     def pending_by_blocker(self) -> Counter:
         """(namespace, blocker) -> pending GPU pods (schedulable ones are not counted)."""

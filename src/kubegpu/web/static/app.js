@@ -12,8 +12,10 @@ document.addEventListener("DOMContentLoaded", function () {
       cell.setAttribute("data-title", title);
       cell.removeAttribute("title");
       var pods = cell.getAttribute("data-pods");
+      var cls = cell.getAttribute("data-class");
       box.textContent = cell.getAttribute("data-node") + " GPU " + cell.getAttribute("data-device") + ": " +
-        cell.getAttribute("data-state") + (pods ? " \u2014 " + pods : "");
+        cell.getAttribute("data-state") + (pods ? " \u2014 " + pods : "") +
+        (cls ? " (" + cls + ", priority " + cell.getAttribute("data-priority") + ")" : "");
       box.hidden = false;
     });
     cell.addEventListener("mousemove", function (e) {
