@@ -133,3 +133,58 @@ def test_blocker_class_of_a_gang_member_that_fits_alone(demo_store):
     assert is_blocked(stuck) and blocker_of(stuck) == "Gang"
     free = msgspec.structs.replace(fits_alone, gang=None)
     assert not is_blocked(free) and blocker_of(free) == "none"
+
+
+def modelcache_cluster_objects() -> tuple[list[dict], int]:
+    """The demo cluster plus deploy/models' example ModelCache, gating the demo's chat-llama Deployment
+    mid-rollout (3 of 4 replicas on the new template), one A100 copy verified and one failed."""
+    from pathlib import Path
+
+    import yaml
+
+    from kubegpu.sources.demo import demo_objects
+
+    objs = demo_objects()
+    example = Path(__file__).resolve().parents[2] / "deploy" / "models" / "modelcache-example.yaml"
+    cache = yaml.safe_load(example.read_text())
+    cache["spec"]["workloads"][0].update(namespace="inference", name="chat-llama")
+    a100 = sorted(o["metadata"]["name"] for o in objs if o["kind"] == "Node"
+                  and o["metadata"].get("labels", {}).get("nvidia.com/gpu.product") == "NVIDIA-A100-SXM4-80GB")
+    version = cache["spec"]["version"]
+    cache["status"] = {"nodes": {a100[0]: {"state": "Verified", "version": version, "current": version},
+                                 a100[1]: {"state": "Error", "version": version, "error": "404 Not Found"}}}
+    for o in objs:
+        if o["kind"] == "Deployment" and o["metadata"]["name"] == "chat-llama":
+            o["metadata"]["generation"] = 2
+            o["status"] = {"observedGeneration": 2, "replicas": 4, "updatedReplicas": 3}
+    return [*objs, cache], len(a100)
+
+
+def test_model_cache_metrics_are_the_models_engine_samples():
+    from starlette.testclient import TestClient
+
+    from kubegpu.models.metrics import METRIC_HELP
+    from kubegpu.sources.documents import Documents, load_cluster
+    from kubegpu.web.app import create_app
+    from kubegpu.web.store import ModelStore
+
+    objs, a100 = modelcache_cluster_objects()
+    docs = Documents(source="test")
+    for o in objs:
+        docs.add(o, "test")
+    store = ModelStore()
+    store.install(load_cluster(docs))
+    text = TestClient(create_app(store, metrics_ttl=0)).get("/metrics").text
+    m = samples(text)
+    nodes = {s.labels["state"]: s.value for s in m["kubegpu_model_cache_nodes"] if s.labels["model"] == "llama-3-8b"}
+    assert nodes["Verified"] == 1 and nodes["Error"] == 1 and sum(nodes.values()) == a100 == 10
+    copies = {s.labels["kind"]: s.value for s in m["kubegpu_model_cache_copies"]}
+    assert copies["failed"] == 1 and copies["available"] == 1
+    mixed = m["kubegpu_model_cache_mixed_version_replicas"]
+    assert [(s.labels["workload"], s.value) for s in mixed] == [("Deployment/inference/chat-llama", 1)]
+    for name, help_text in METRIC_HELP.items():
+        assert f"# HELP {name} {help_text}" in text
+
+
+def test_no_model_cache_series_without_model_caches(metrics):
+    assert "kubegpu_model_cache_nodes" not in metrics
