@@ -129,7 +129,7 @@ def test_readyz_is_not_ready_before_data():
     assert "kubegpu_refresh_errors_total 1.0" in c.get("/metrics").text
 
 
-def test_serve_with_namespace_is_why_all_with_that_namespace():
+def test_serve_with_namespace_is_every_command_with_that_namespace():
     from starlette.testclient import TestClient
 
     from kubegpu.cli.options import SourceOptions, load_state
@@ -140,6 +140,15 @@ def test_serve_with_namespace_is_why_all_with_that_namespace():
                            all_namespaces=False, k8s_version=None)
     store = ModelStore(namespace="ml-research")
     store.install(load_state(source))
-    body = TestClient(create_app(store)).get("/api/why").text
+    client = TestClient(create_app(store))
+    body = client.get("/api/why").text
     assert body == cli_json("why", "--all", "-n", "ml-research")
     assert {r["pod"].split("/")[0] for r in json.loads(body)} == {"ml-research"}
+    # every other view is its command with -n too: status and frag scoped, audit narrowed, defrag's movers
+    for route, args in [("/api/status", ["status"]), ("/api/frag", ["frag"]), ("/api/audit", ["audit"])]:
+        assert client.get(route).text == cli_json(*args, "-n", "ml-research"), route
+    assert json.loads(client.get("/api/frag").text)["demand"]["namespace"] == "ml-research"
+    plan = _without_timings(client.get("/api/defrag?size=2").json())
+    cli_plan = CliRunner().invoke(cli, ["defrag", "--size", "2", "-n", "ml-research", "--demo", "-o", "json"])
+    assert plan == _without_timings(json.loads(cli_plan.output))
+    assert {s["pod"].split("/")[0] for s in plan["pods"]} <= {"ml-research"}
