@@ -130,7 +130,8 @@ def _goal(for_pod, size, count, empty, max_moves, max_cost, namespace) -> Goal:
 @click.option("--for", "for_pod", metavar="POD", help="Make this pending pod (or its whole gang) schedulable.")
 @click.option("--size", type=click.IntRange(min=1), metavar="K",
               help="Make room for more K-GPU pods (fits_by_size[K]).")
-@click.option("--count", type=click.IntRange(min=1), default=1, show_default=True, help="With --size: how many more.")
+@click.option("--count", type=click.IntRange(1, 10_000), default=1, show_default=True,
+              help="With --size: how many more (at most 10000).")
 @click.option("--empty-nodes", "empty", type=click.IntRange(min=1), metavar="N",
               help="Empty N GPU nodes (scale-down).")
 @click.option("--max-moves", type=click.IntRange(min=0),
