@@ -13,17 +13,26 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "kubegpu"
 # package -> kubegpu packages it must never import
 FORBIDDEN = {
     "model": {"sources", "scheduling", "explain", "fragmentation", "defrag", "simulate", "audit", "nccl", "web",
-              "cli", "status", "doctor"},
-    "scheduling": {"explain", "fragmentation", "defrag", "simulate", "audit", "web", "cli", "doctor"},
+              "cli", "status", "doctor", "models"},
+    "scheduling": {"explain", "fragmentation", "defrag", "simulate", "audit", "web", "cli", "doctor", "models"},
     "fragmentation": {"defrag", "simulate", "audit", "web", "cli", "doctor"},
     "explain": {"web", "cli", "doctor"},
     "defrag": {"web", "cli", "doctor"},
     "simulate": {"web", "cli", "doctor"},
     "audit": {"web", "cli", "doctor"},
     "nccl": {"web", "cli", "doctor", "scheduling"},
-    "sources": {"scheduling", "explain", "fragmentation", "defrag", "simulate", "audit", "web", "cli", "doctor"},
+    "sources": {"scheduling", "explain", "fragmentation", "defrag", "simulate", "audit", "web", "cli", "doctor",
+                "models"},
     "status": {"web", "cli", "doctor"},
     "doctor": {"web", "cli"},
+    "models": {"web", "cli", "doctor"},
+    # the dashboard calls the engines the CLI calls, never the CLI itself (shared JSON text: kubegpu.jsontext)
+    "web": {"cli"},
+}
+# packages whose imports are an allow-list: module prefixes they may import (besides themselves and
+# kubegpu's top-level modules such as errors)
+ALLOWED = {
+    "models": ("kubegpu.model.", "kubegpu.sources.", "kubegpu.audit.storage"),
 }
 
 
@@ -63,6 +72,49 @@ def test_package_respects_layers(package):
         if hits:
             bad.append(f"{path.relative_to(SRC)} imports {sorted(hits)}")
     assert not bad, "\n".join(bad)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every kubegpu module named by an import (from-imports name the module, not the imported names)."""
+    out = set()
+    for node in _runtime_nodes(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kubegpu."):
+            out.add(node.module)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("kubegpu."))
+    return out
+
+
+def top_level_modules() -> set[str]:
+    return {f"kubegpu.{p.stem}" for p in SRC.glob("*.py") if p.stem != "__init__"}
+
+
+def disallowed(package: str, modules: set[str], top: set[str]) -> set[str]:
+    """The modules of `modules` that `package` may not import under its allow-list."""
+    own = f"kubegpu.{package}"
+    return {m for m in modules if not (m == own or m.startswith(own + ".") or m in top
+                                       or any(m == a.rstrip(".") or m.startswith(a) for a in ALLOWED[package]))}
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_package_imports_only_what_it_is_allowed(package):
+    folder = SRC / package
+    if not folder.exists():
+        pytest.skip(f"{package} not present")
+    top = top_level_modules()
+    bad = [f"{path.relative_to(SRC)} imports {sorted(hits)}" for path in folder.rglob("*.py")
+           if (hits := disallowed(package, imported_modules(path), top))]
+    assert not bad, "\n".join(bad)
+
+
+def test_allow_list_check_sees_a_disallowed_import(tmp_path):
+    module = tmp_path / "x.py"
+    module.write_text("import kubegpu.errors\ndef f():\n    from kubegpu.fragmentation.report import FragReport\n"
+                      "    from kubegpu.audit.storage import CLASSES\n    from kubegpu.audit.engine import run_audit\n")
+    modules = imported_modules(module)
+    assert modules == {"kubegpu.errors", "kubegpu.fragmentation.report", "kubegpu.audit.storage",
+                       "kubegpu.audit.engine"}
+    assert disallowed("models", modules, {"kubegpu.errors"}) == {"kubegpu.fragmentation.report", "kubegpu.audit.engine"}
 
 
 def test_package_does_not_read_shared_at_run_time():

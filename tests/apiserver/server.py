@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qsl, urlsplit
 
-from apiserver import read_routes
+from apiserver import read_routes, watch
 from apiserver.certs import ServerCerts
 from apiserver.resources import BUILTIN_TYPES, CRD_TYPES, ResourceType
 from apiserver.wire import ANONYMOUS, ApiRequest, LoggedRequest, ObjectKey, Reply, status_reply
@@ -65,6 +65,7 @@ class FakeApiServer:
         for t in BUILTIN_TYPES:
             self.register(t)
         read_routes.install(self)
+        watch.install(self)  # ?watch=1 on list paths
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> "FakeApiServer":

@@ -46,3 +46,42 @@ def test_html_is_self_contained_and_written_atomically(tmp_path):
     assert "not applied" in page
     bad = run("doctor", "--demo", "-o", "html", "--file", str(tmp_path / "missing-dir" / "r.html"))
     assert bad.returncode == 2 and not (tmp_path / "missing-dir").exists()
+
+
+def test_models_section_when_the_snapshot_has_a_model_cache(tmp_path):
+    """deploy/models' example ModelCache on the demo: doctor adds `models` (JSON, schema, table); without one, no section."""
+    from pathlib import Path
+
+    import yaml
+    from jsonschema import Draft202012Validator
+
+    from kubegpu.sources.demo import demo_objects
+
+    root = Path(__file__).resolve().parents[2]
+    cache = yaml.safe_load((root / "deploy" / "models" / "modelcache-example.yaml").read_text())
+    objs = demo_objects()
+    a100 = sorted(o["metadata"]["name"] for o in objs if o["kind"] == "Node"
+                  and o["metadata"].get("labels", {}).get("nvidia.com/gpu.product") == cache["spec"]["nodeSelector"][
+                      "nvidia.com/gpu.product"])
+    version = cache["spec"]["version"]
+    cache["status"] = {"nodes": {a100[0]: {"state": "Verified", "version": version, "current": version}}}
+    snap = tmp_path / "with-cache.json"
+    snap.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [*objs, cache]}))
+    r = run("doctor", "--snapshot", str(snap), "-o", "json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    models = data["sections"]["models"]
+    assert list(data["sections"])[-1] == "models"
+    assert models["summary"] == {"caches": 1, "ready": 0, "invalid": 0}    # readiness asks 3 copies, 1 is verified
+    row = models["caches"][0]
+    assert row["model"] == "llama-3-8b" and row["version"] == version
+    assert row["nodes"]["Verified"] == 1 and sum(row["nodes"].values()) == len(a100) == 10
+    schema = json.loads((root / "docs" / "schemas" / "doctor.schema.json").read_text())
+    assert not list(Draft202012Validator(schema).iter_errors(data))
+    table = run("doctor", "--snapshot", str(snap), "--section", "models")
+    assert table.returncode == 0, table.stderr
+    assert "Model caches" in table.stdout and "llama-3-8b" in table.stdout and "1 Verified" in table.stdout
+    html = tmp_path / "r.html"
+    assert run("doctor", "--snapshot", str(snap), "-o", "html", "--file", str(html)).returncode == 0
+    assert "<h2>Model caches</h2>" in html.read_text() and "llama-3-8b" in html.read_text()
+    assert "models" not in json.loads(run("doctor", "--demo", "-o", "json", "--section", "models").stdout)["sections"]

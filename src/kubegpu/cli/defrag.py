@@ -11,7 +11,8 @@ from rich.table import Table
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import dump_json, emit, to_plain, write_atomic
 from kubegpu.cli.render import literal
-from kubegpu.defrag import EvictionPolicy, Goal, Plan, after_state, plan_defrag
+from kubegpu.defrag import Goal, Plan, after_state, plan_defrag
+from kubegpu.defrag.scope import namespace_policy, plan_in_namespace
 from kubegpu.errors import UsageError
 
 
@@ -96,13 +97,6 @@ def plan_table(con, plan: Plan, *, wide: bool, applying: bool = False) -> None:
         con.print(f"[dim]dry run, nothing changed. --apply would: cordon {literal(', '.join(plan.cordon))}; evict "
                   f"{len(plan.moves)} pod(s) in {len(plan.steps)} step(s), each step re-checked on the live pods "
                   f"and waiting for its pods to be gone and replaced; then uncordon.[/]")
-
-
-def shown(plan: Plan, source) -> Plan:
-    """The plan with the standings of the pods -n/-A selects (kubectl's namespace scoping)."""
-    if not source.namespace:
-        return plan
-    return msgspec.structs.replace(plan, pods=[s for s in plan.pods if s.pod.split("/", 1)[0] == source.namespace])
 
 
 def _state_list(state) -> dict:
@@ -208,12 +202,11 @@ def defrag(source, output, for_pod, size, count, empty, max_moves, max_cost, all
     if do_apply and (source.demo or source.snapshots):
         raise UsageError("--apply acts on a live cluster: drop --demo/--snapshot")
     state = load_state(source)
-    policy = EvictionPolicy(allow_local_storage=allow_local_storage,
-                            namespaces=frozenset({source.namespace}) if source.namespace else None)
+    policy = namespace_policy(source.namespace, allow_local_storage=allow_local_storage)
     plan = plan_defrag(state, goal, policy=policy, exact=exact, milp_time_limit=time_limit)
     if write_after:
         write_atomic(write_after, dump_json(_state_list(after_state(state, plan))).encode())
-    view = shown(plan, source)
+    view = plan_in_namespace(plan, source.namespace)
     if not do_apply or not plan.feasible or not plan.moves:
         emit(view, output, lambda con: plan_table(con, view, wide=output == "wide"))
         if not plan.feasible:

@@ -95,6 +95,30 @@ def _print_tables(con, data: dict) -> None:
             show(con, [Col("PITFALL", right=True), Col("WORST"), Col("FINDINGS", right=True),
                        Col("EXAMPLE", wrap=True)], rows, wide=wide, records_when_narrow=True)
         con.print("  details: kubegpu audit -o wide")
+    models = s.get("models")
+    if models:
+        _print_models(con, models)
+
+
+def _print_models(con, models: dict) -> None:
+    """The ModelCache section: per cache, its version, target nodes by state, copies and gated workloads."""
+    sm = models["summary"]
+    con.print(f"\n[bold]Model caches[/]  {counted(sm['caches'], 'ModelCache')}, {sm['ready']} ready"
+              + (f", {sm['invalid']} invalid" if sm["invalid"] else ""))
+    rows = []
+    for c in models["caches"]:
+        if c.get("error"):
+            rows.append([literal(c["model"]), "-", "-", "-", literal(f"invalid: {c['error']}")])
+            continue
+        nodes = ", ".join(f"{n} {state}" for state, n in c["nodes"].items() if n) or "no target nodes"
+        copies = c["copies"]
+        mixed = [f"{w['workload']} {w['mixed_replicas']} mixed" for w in c["workloads"] if w.get("mixed_replicas")]
+        rows.append([literal(c["model"]), literal(c["version"] or "-"), literal(nodes),
+                     f"{copies.get('available', 0)}/{copies.get('total', 0)}" + (" ready" if c["ready"] else ""),
+                     literal("; ".join(mixed) or "-")])
+    show(con, [Col("MODEL"), Col("VERSION", drop=2), Col("NODES", wrap=True), Col("COPIES"),
+               Col("MIXED REPLICAS", wrap=True, drop=1)], rows, wide=False, records_when_narrow=True)
+    con.print("  pull plan of one: kubegpu models plan --model NAME")
 
 
 @click.command()
@@ -104,11 +128,12 @@ def _print_tables(con, data: dict) -> None:
 @click.option("--fail-on", type=click.Choice(["warn", "error"]), default=None,
               help="Exit 1 when the audit has a finding at or above this severity.")
 @click.option("--section", "sections", multiple=True,
-              type=click.Choice(["status", "fragmentation", "pending", "defrag", "audit"]),
+              type=click.Choice(["status", "fragmentation", "pending", "defrag", "audit", "models"]),
               help="Only these sections (repeatable; default all).")
 def doctor(source, output, file, fail_on, sections):
     """The whole picture in one report: status, fragmentation, every Pending GPU pod explained,
-    a defrag plan preview (never applied here), and the audit of all ten pitfalls.
+    a defrag plan preview (never applied here), the audit of all ten pitfalls, and the model
+    caches (only when the cluster has ModelCache objects).
 
     "Pending GPU pods" are pods waiting for a node; the report also counts kubectl's
     phase=Pending, which includes bound pods whose containers have not started (e.g. FailedMount).

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "storage": ("kubegpu.cli.storage", "storage", "Estimate model load time per storage class."),
     "snapshot": ("kubegpu.cli.snapshot", "snapshot", "Capture everything kubegpu reads as one v1 List file."),
     "models": ("kubegpu.cli.models", "models", "Model weights on node-local disks: plan, pull, agent, rollout gate."),
+    "serve": ("kubegpu.cli.serve", "serve", "Serve the GPU dashboard, the JSON API and Prometheus /metrics."),
 }
 
 

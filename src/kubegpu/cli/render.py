@@ -39,53 +39,10 @@ from kubegpu.cli.writer import (  # noqa: F401 - the writer API is re-exported h
     write_all,
     write_atomic,
 )
+from kubegpu.jsontext import dump_json, json_chunks, json_list_chunks, to_plain, top_plain  # noqa: F401 (re-exported)
 
 # ---------------------------------------------------------------------------------------------
-# Encoders: plain data to JSON/YAML, as a sequence of chunks.
-
-
-def to_plain(data: Any) -> Any:
-    """Structs, tuples and sets to plain JSON-able data."""
-    return msgspec.to_builtins(data)  # keeps field and key order as the engines built them
-
-
-_ENCODER = msgspec.json.Encoder()
-
-
-def _json_value(value: Any, indent: str) -> bytes:
-    text = msgspec.json.format(_ENCODER.encode(value), indent=2)
-    return text.replace(b"\n", b"\n" + indent.encode()) if indent else text
-
-
-def json_chunks(data: Any) -> Iterator[bytes]:
-    """Pretty JSON (2-space indent) as chunks: one per list item or top-level key."""
-    if isinstance(data, (list, tuple)):
-        yield from json_list_chunks(data)
-    elif isinstance(data, dict) and data:
-        yield b"{\n"
-        last = len(data) - 1
-        for i, (key, value) in enumerate(data.items()):
-            sep = b",\n" if i < last else b"\n"
-            head = b"  " + _ENCODER.encode(str(key)) + b": "
-            if isinstance(value, (list, tuple)) and value:  # a long list (nodes, findings): item by item
-                yield head + b"[\n"
-                for j, item in enumerate(value):
-                    yield b"    " + _json_value(item, "    ") + (b",\n" if j < len(value) - 1 else b"\n")
-                yield b"  ]" + sep
-            else:
-                yield head + _json_value(value, "  ") + sep
-        yield b"}\n"
-    else:
-        yield _json_value(data, "") + b"\n"
-
-
-def json_list_chunks(items: Iterable[Any]) -> Iterator[bytes]:
-    """A JSON list streamed item by item; identical to formatting the whole list at once."""
-    first = True
-    for item in items:
-        yield (b"[\n  " if first else b",\n  ") + _json_value(item, "  ")
-        first = False
-    yield b"[]\n" if first else b"\n]\n"
+# YAML encoders, as a sequence of chunks (the JSON ones are kubegpu.jsontext, shared with serve).
 
 
 class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
@@ -119,20 +76,8 @@ def yaml_list_chunks(items: Iterable[Any]) -> Iterator[bytes]:
         yield b"[]\n"
 
 
-def dump_json(data: Any) -> str:
-    """The whole JSON text (only for small results; commands use `emit`)."""
-    return b"".join(json_chunks(data)).decode()
-
-
 def dump_yaml(data: Any) -> str:
     return b"".join(yaml_chunks(data)).decode()
-
-
-def _top_plain(data: Any) -> Any:
-    """Structs to plain data, keeping a top-level list/dict shallow so its parts encode one by one."""
-    if isinstance(data, msgspec.Struct):
-        return to_plain(data)
-    return data
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,7 +103,7 @@ def emit(data: Any, fmt: str, table: Callable[[Console], None] | None = None, *,
         else:
             emit_text([render_table_text(table)], file=file)
         return
-    chunks = yaml_chunks(_top_plain(data)) if fmt == "yaml" else json_chunks(_top_plain(data))
+    chunks = yaml_chunks(top_plain(data)) if fmt == "yaml" else json_chunks(top_plain(data))
     with open_output(file) as out:
         for chunk in chunks:
             out.write(chunk)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 
 import click
 from rich.markup import escape
@@ -130,10 +129,7 @@ def why(pod, all_pods, with_nodes, event_text, source, output):
         raise UsageError("name one pod (kubegpu why POD -n NS) or use --all")
     if with_nodes and not all_pods:
         raise UsageError("--nodes goes with --all (a single pod's report always lists every node)")
-    from kubegpu.explain.batch import iter_reports
-    from kubegpu.explain.report import explain_pod
-    from kubegpu.scheduling.gang import find_gangs
-    from kubegpu.scheduling.snapshot import SchedulingSnapshot
+    from kubegpu.explain.batch import explain_one, iter_reports
     from kubegpu.scheduling.versions import version_of
 
     state = load_state(source)
@@ -161,8 +157,7 @@ def why(pod, all_pods, with_nodes, event_text, source, output):
     target = state.pod(ns, pod)
     if target is None:
         raise UsageError(f"pod {ns}/{pod} is not in {state.source or 'the cluster'}")
-    snap = SchedulingSnapshot.from_cluster(state)
-    report = explain_pod(snap, target, version=version, gangs=find_gangs(state))
+    report = explain_one(state, target, version=version)
 
     def table(con):
         _print_report(con, report, wide=output == "wide")

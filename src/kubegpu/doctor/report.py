@@ -83,6 +83,14 @@ def _audit(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: N
                      frag=done.get("fragmentation") if reuse else None, scope=scope)
 
 
+def _models(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
+    """ModelCaches (`kubegpu models`), cluster-scoped; None (section omitted) when the cluster has none."""
+    from kubegpu.models.overview import doctor_section_from_state
+
+    section = doctor_section_from_state(state)
+    return section if section["caches"] else None
+
+
 # The doctor's sections, in report order: (key, engine).
 SECTIONS: list[tuple[str, Engine]] = [
     ("status", _status),
@@ -90,7 +98,9 @@ SECTIONS: list[tuple[str, Engine]] = [
     ("pending", _pending),
     ("defrag", _defrag),
     ("audit", _audit),
+    ("models", _models),
 ]
+OMITTED_WHEN_EMPTY = {"models"}   # sections that only appear when the cluster has their objects
 
 
 def doctor_report(state: ClusterState, *, only: set[str] | None = None,
@@ -101,7 +111,10 @@ def doctor_report(state: ClusterState, *, only: set[str] | None = None,
     for key, engine in SECTIONS:
         if only and key not in only:
             continue
-        sections[key] = engine(state, table, sections, scope)
+        value = engine(state, table, sections, scope)
+        if value is None and key in OMITTED_WHEN_EMPTY:
+            continue
+        sections[key] = value
     return DoctorReport(source=state.source, server_version=state.server_version, sections=sections,
                         namespace=scope.namespace,
                         pending_phase=phase_counts(state, scope) if "pending" in sections else None)

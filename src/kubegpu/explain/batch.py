@@ -136,9 +136,14 @@ def _replica(state, first: WhyReport, pod: Pod) -> WhyReport:
         matches_observed=(observed == first.message) if observed and first.message else None)
 
 
+def explain_one(state, pod: Pod, *, version: KubeVersion | None = None) -> WhyReport:
+    """`kubegpu why POD`: one pod's report (any phase), with every node's verdict and its gang."""
+    return explain_pod(SchedulingSnapshot.from_cluster(state), pod, version=version, gangs=find_gangs(state))
+
+
 def explain_all(state, **kwargs) -> list[WhyReport]:
     """Every report of `iter_reports` as a list (small clusters, tests, the doctor's summary)."""
     return list(iter_reports(state, **kwargs))
 
 
-__all__ = ["iter_reports", "explain_all", "pending_pods", "filter_key", "shape_key", "labels_free"]
+__all__ = ["iter_reports", "explain_one", "explain_all", "pending_pods", "filter_key", "shape_key", "labels_free"]

@@ -81,7 +81,15 @@ def _workload_bodies(state: ClusterState) -> dict[tuple[str, str, str], dict]:
     return out
 
 
+def inputs_from_state(state: ClusterState) -> tuple[list[dict], list[dict], dict[tuple[str, str, str], dict]]:
+    """(caches, nodes, workloads) of a ClusterState, as `cache_rows` and `metric_samples` read them;
+    nodes and workloads are left empty when the state has no ModelCache."""
+    caches = [o.body for o in state.of_kind("ModelCache") if getattr(o, "body", None)]
+    if not caches:
+        return [], [], {}
+    return caches, [msgspec.to_builtins(n) for n in state.nodes], _workload_bodies(state)
+
+
 def doctor_section_from_state(state: ClusterState) -> dict:
     """doctor_section over a ClusterState (snapshot, demo or live read that carried ModelCaches)."""
-    caches = [o.body for o in state.of_kind("ModelCache") if getattr(o, "body", None)]
-    return doctor_section(caches, [msgspec.to_builtins(n) for n in state.nodes], _workload_bodies(state))
+    return doctor_section(*inputs_from_state(state))

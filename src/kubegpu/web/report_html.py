@@ -127,5 +127,15 @@ def render_html(report: DoctorReport, data: dict[str, Any], gpu_map_png: bytes |
     audit = sections.get("audit")
     if audit:
         parts.append(_audit(audit))
+    models = sections.get("models")
+    if models:
+        sm = models["summary"]
+        parts.append(f"<h2>Model caches</h2><p>{sm['caches']} ModelCache(s), {sm['ready']} ready, "
+                     f"{sm['invalid']} invalid</p>")
+        parts.append(_table(["model", "version", "target nodes by state", "copies (verified/total)", "ready"],
+                            [[c["model"], c["version"] or "-",
+                              c["error"] or ", ".join(f"{n} {st}" for st, n in c["nodes"].items() if n) or "-",
+                              f"{c['copies'].get('available', 0)}/{c['copies'].get('total', 0)}",
+                              "yes" if c["ready"] else "no"] for c in models["caches"]], nowrap_cols=(0,)))
     return ("<!doctype html><html lang='en'><head><meta charset='utf-8'><title>kubegpu doctor</title>"
             f"<style>{_CSS}</style></head><body>{''.join(parts)}</body></html>\n")

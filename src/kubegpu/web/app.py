@@ -1,0 +1,55 @@
+"""The `kubegpu serve` ASGI application: JSON API, /metrics, health probes, pages, static files.
+
+Everything reads the ModelStore's current views; nothing here talks to a cluster or mutates one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from kubegpu.web.api import QUERY as API_QUERY
+from kubegpu.web.api import Api
+from kubegpu.web.guard import Guard
+from kubegpu.web.metrics import LIVE_TTL, Exposition
+from kubegpu.web.store import ModelStore
+
+STATIC = Path(__file__).with_name("static")
+
+
+def create_app(store: ModelStore, *, metrics_pods: bool = False, mix_name: str = "cluster",
+               results_dir: str | None = None, metrics_ttl: float = LIVE_TTL) -> Guard:
+    """The whole server as one ASGI callable (the Guard wraps Starlette)."""
+    from kubegpu.web.pages import QUERY as PAGE_QUERY
+    from kubegpu.web.pages import Pages
+
+    api = Api(store)
+    pages = Pages(store, results_dir=results_dir)
+    exposition = Exposition(store, pods=metrics_pods, mix_name=mix_name, live_ttl=metrics_ttl)
+    store.warmers.append(exposition.warm)
+    if store.views is not None:
+        exposition.warm(store.views)
+
+    async def metrics(request: Request) -> Response:
+        body, content_type = exposition.render(request.headers.get("accept", ""))
+        return Response(body, headers={"Content-Type": content_type})
+
+    routes = [
+        Route("/healthz", api.healthz),
+        Route("/readyz", api.readyz),
+        Route("/metrics", metrics),
+        Route("/api/status", api.simple),
+        Route("/api/frag", api.simple),
+        Route("/api/audit", api.simple),
+        Route("/api/why", api.why),
+        Route("/api/defrag", api.defrag),
+        *pages.routes(),
+        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes, debug=False, exception_handlers={404: pages.not_found, 405: pages.not_found})
+    return Guard(app, exposition.requests, {**API_QUERY, **PAGE_QUERY})
