@@ -131,3 +131,21 @@ def test_api_server_going_away_and_coming_back(live):
     threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     server._httpd = httpd
     wait_for(lambda: client.get("/readyz").status_code == 200, timeout=30)
+
+
+def test_hanging_api_server_makes_data_stale_and_metrics_still_answer(live):
+    server, store, client = live
+    release = __import__("threading").Event()
+
+    def hang(request):
+        release.wait(20)                                      # accept, then say nothing
+        return None
+    server.faults.append(hang)
+    try:
+        wait_for(lambda: client.get("/readyz").status_code == 503, timeout=15)
+        metrics = client.get("/metrics")
+        assert metrics.status_code == 200 and "kubegpu_data_stale 1.0" in metrics.text
+    finally:
+        server.faults.clear()
+        release.set()
+    wait_for(lambda: client.get("/readyz").status_code == 200, timeout=30)
