@@ -17,6 +17,7 @@ import weakref
 import msgspec
 import numpy as np
 
+from kubegpu.model.text import counted
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import GPU, LABEL_PRODUCT
 from kubegpu.model.kinds import Pod
@@ -73,7 +74,7 @@ def preempt_remedy(snap: SchedulingSnapshot, result: PreemptionResult | None) ->
     names = ", ".join(f"{v['pod']} (priority {v['priority']}" + (", breaks its PDB" if v["violates_pdb"] else "")
                       + ")" for v in victims)
     lost = sum(v["gpu_hours_lost"] for v in victims)
-    tail = f"; about {lost:.1f} GPU-hours of work lost (since checkpoints or start, plus restart)" if lost else ""
+    tail = f"; about {lost:.2f} GPU-hours of work lost (since checkpoints or start, plus restart)" if lost else ""
     return Remedy(kind="preempt", cost=0, fits_nodes=len(result.candidates),
                   summary=f"preempt on {c.node}: {names}{tail} (kube-scheduler does this by itself)",
                   details={"node": c.node, "victims": victims, "pdb_violations": c.num_pdb_violations})
@@ -94,7 +95,7 @@ def toleration_remedies(snap: SchedulingSnapshot, outcome: FilterOutcome, v: Kub
         text = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
         if fits:
             out.append(Remedy(kind="add-toleration", cost=1, fits_nodes=fits,
-                              summary=f"add toleration {text} (fits on {fits} node(s) now)",
+                              summary=f"add toleration {text} (fits on {counted(fits, 'node')} now)",
                               details={"toleration": {"key": key, "operator": tol.operator, "value": value or None,
                                                       "effect": effect}}))
     return out
@@ -109,14 +110,14 @@ def selector_remedies(snap: SchedulingSnapshot, outcome: FilterOutcome, v: KubeV
             model = key == LABEL_PRODUCT
             out.append(Remedy(kind="relax-selector", cost=5 if model else 2, fits_nodes=fits,
                               summary=f"drop nodeSelector {key}={value}" + (" (accept another GPU model)" if model
-                                                                            else "") + f" (fits on {fits} node(s) now)",
+                                                                            else "") + f" (fits on {counted(fits, 'node')} now)",
                               details={"nodeSelector": {key: value}}))
     aff = pod.spec.affinity
     if aff and aff.node_affinity and aff.node_affinity.required_during_scheduling_ignored_during_execution:
         fits = len(fitting_nodes(snap, without_required_node_affinity(pod), v))
         if fits:
             out.append(Remedy(kind="relax-selector", cost=2, fits_nodes=fits,
-                              summary=f"relax the required node affinity (fits on {fits} node(s) now)",
+                              summary=f"relax the required node affinity (fits on {counted(fits, 'node')} now)",
                               details={"requiredNodeAffinity": True}))
     return out
 
@@ -132,7 +133,7 @@ def smaller_request_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, v: 
         fits = len(fitting_nodes(snap, with_resource(pod, GPU, k), v))
         if fits:
             return Remedy(kind="smaller-request", cost=4, fits_nodes=fits,
-                          summary=f"ask for {k} GPUs instead of {want} (fits on {fits} node(s) now)",
+                          summary=f"ask for {counted(k, 'GPU')} instead of {want} (fits on {counted(fits, 'node')} now)",
                           details={"resource": GPU, "from": want, "to": k})
     return None
 
@@ -206,8 +207,8 @@ def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | N
     steps = ", ".join(f"{m['pod']} {m['from']} -> {m['to']}" for m in moves)
     who = "the gang" if gang else "the pod"
     return Remedy(kind="move-pods", cost=3, fits_nodes=len(freed),
-                  summary=(f"move {len(moves)} pod(s) to make room on {', '.join(freed)}: {steps}; then {who} fits "
-                           f"({plan.total_cost_gpu_hours:g} GPU-hours of work lost; plan: kubegpu defrag --for {target})"
+                  summary=(f"move {counted(len(moves), 'pod')} to make room on {', '.join(freed)}: {steps}; then {who} fits "
+                           f"({plan.total_cost_gpu_hours:.2f} GPU-hours of work lost; plan: kubegpu defrag --for {target})"
                            + ("; moves pods across node pools: no plan inside the pools exists"
                               if plan.crosses_pools else "")),
                   details={"moves": moves, "gpu_hours_lost": plan.total_cost_gpu_hours,

@@ -13,6 +13,7 @@ from collections import Counter
 import msgspec
 import numpy as np
 
+from kubegpu.model.text import counted
 from kubegpu.model.kinds import Pod
 from kubegpu.model.quantity import format_amount
 from kubegpu.scheduling.cycle import FilterOutcome
@@ -54,7 +55,7 @@ class PoolLine(msgspec.Struct):
 
     @property
     def summary(self) -> str:
-        head = f"{self.pool or '(no pool label)'}: {self.nodes} node(s), {self.fit} fit"
+        head = f"{self.pool or '(no pool label)'}: {counted(self.nodes, 'node')}, {self.fit} fit"
         if self.reasons:
             head += "; " + ", ".join(self.reasons)
         if self.closest:
