@@ -12,34 +12,13 @@ from kubegpu.audit.workloads import controller_templates
 from kubegpu.model.kinds import GenericObject, Workload
 from kubegpu.model.pools import node_pool
 from kubegpu.model.timeutil import parse_duration
+from kubegpu.model.cmdline import command_flags
 from kubegpu.model.loose import loose
 
 # upstream defaults (cluster-autoscaler pkg/config/flags/flags.go)
 CA_DEFAULTS = {"scale-down-delay-after-add": "10m", "scale-down-unneeded-time": "10m",
                "scale-down-utilization-threshold": "0.5", "scale-down-gpu-utilization-threshold": "0.5"}
 GPU_REQUIREMENT_HINTS = ("gpu", "accelerator")
-
-
-def container_flags(args: list[str]) -> dict[str, str]:
-    """`--name=value`, `--name value` and bare `--name` flags of a command line."""
-    flags: dict[str, str] = {}
-    i = 0
-    while i < len(args):
-        token = args[i]
-        if token.startswith("--"):
-            name, eq, value = token[2:].partition("=")
-            if not eq:
-                if i + 1 < len(args) and not args[i + 1].startswith("-"):
-                    value = args[i + 1]
-                    i += 1
-                else:
-                    value = "true"
-            if name == "nodes":  # repeatable: MIN:MAX:GROUP per node group
-                flags["nodes"] = (flags.get("nodes", "") + " " + value).strip()
-            else:
-                flags[name] = value  # Go's flag package: the last one wins
-        i += 1
-    return flags
 
 
 def cluster_autoscalers(ctx: AuditContext) -> list[tuple[Workload, dict[str, str]]]:
@@ -49,7 +28,7 @@ def cluster_autoscalers(ctx: AuditContext) -> list[tuple[Workload, dict[str, str
         for c in dep.spec.template.spec.containers:
             line = [*c.command, *c.args]
             if "cluster-autoscaler" in (c.image or "") or any(t.endswith("cluster-autoscaler") for t in line[:2]):
-                out.append((dep, container_flags(line)))
+                out.append((dep, command_flags(line)))
                 break
     return out
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from kubegpu.model.cmdline import command_flags
 from kubegpu.errors import InputError
 from kubegpu.model.timeutil import parse_duration
 
@@ -140,23 +141,9 @@ def autoscaler_config(flags: dict[str, Any], *, where: str) -> AutoscalerConfig:
 
 
 def flags_from_args(args: list[str]) -> dict[str, str]:
-    """`--flag=value` / `--flag value` args of a cluster-autoscaler container, for the flags we model.
+    """The flags we model from a cluster-autoscaler container's args (the one command-line reader).
 
     Flags the model does not use (cloud-provider, nodes, ...) are skipped: they are legitimate there.
     """
-    out: dict[str, str] = {}
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg.startswith("--"):
-            name, eq, value = arg[2:].partition("=")
-            if not eq:
-                nxt = args[i + 1] if i + 1 < len(args) else None
-                if FLAGS.get(name, ("",))[0] != "bool" and nxt is not None and not nxt.startswith("--"):
-                    value, i = nxt, i + 1
-                else:
-                    value = "true"
-            if name in FLAGS:
-                out[name] = value
-        i += 1
-    return out
+    booleans = [name for name, spec in FLAGS.items() if spec[0] == "bool"]
+    return {name: value for name, value in command_flags(args, bool_flags=booleans).items() if name in FLAGS}
