@@ -71,6 +71,13 @@ class World:
         assert set(uids) <= planned, f"evicted outside the plan: {set(uids) - planned}"
         assert len(uids) == len(set(uids)), "an eviction was sent twice"
 
+    def assert_clean(self) -> None:
+        """The plan ran at most once, every node we cordoned is uncordoned, the admin's 'spare' cordon stands."""
+        self.assert_only_planned_once()
+        assert not any(self.node_cordoned(n) for n in self.plan.cordon)
+        assert self.node_cordoned("spare")
+        assert ("spare", False) not in self.emulator.cordon_patches
+
 
 def start_world(tmp_path: Path, *, lag: int = 1, grace: int = 0, extra: list[dict] | None = None,
                 cluster_uid: str = "uid-kube-system-a", plan_goal: Goal | None = None,
@@ -90,3 +97,19 @@ def start_world(tmp_path: Path, *, lag: int = 1, grace: int = 0, extra: list[dic
     plan = plan or plan_defrag(emulator.state(), plan_goal or Goal(kind="pod", pod="ml/big"))
     assert plan.feasible and plan.moves
     return server, World(server, emulator, api, plan, tmp_path / "journal.jsonl", kubeconfig)
+
+
+def run_plan(w: World, clock: FakeClock | None = None, **kw):
+    """`defrag --apply` of the world's plan, with the fake clock."""
+    from kubegpu.defrag.executor import Executor
+    from kubegpu.defrag.journal import Journal
+
+    return Executor(w.api, Journal(w.journal), options(clock, **kw)).apply(w.plan)
+
+
+def resume_plan(w: World, clock: FakeClock | None = None, **kw):
+    """`defrag --resume` of the world's journal."""
+    from kubegpu.defrag.executor import Executor
+    from kubegpu.defrag.journal import Journal
+
+    return Executor(w.api, Journal(w.journal), options(clock, **kw)).resume()

@@ -13,7 +13,7 @@ import signal
 import pytest
 from apiserver.wire import ObjectKey, status_reply
 from builders import gpu_node, pdb, pod
-from livecluster import FakeClock, namespace, options, start_world
+from livecluster import FakeClock, namespace, options, resume_plan, run_plan
 
 from kubegpu.defrag import Goal, plan_defrag
 from kubegpu.defrag.api import LightkubeApi
@@ -24,37 +24,13 @@ from kubegpu.errors import UsageError
 PINNED = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
 
 
-@pytest.fixture
-def world(tmp_path):
-    server, w = start_world(tmp_path)
-    try:
-        yield w
-    finally:
-        server.stop()
-
-
-def _run(w, clock=None, **kw):
-    return Executor(w.api, Journal(w.journal), options(clock, **kw)).apply(w.plan)
-
-
-def _resume(w, clock=None, **kw):
-    return Executor(w.api, Journal(w.journal), options(clock, **kw)).resume()
-
-
 def _events(w):
     return [r["event"] for r in Journal(w.journal).read()]
 
 
-def _assert_clean(w):
-    w.assert_only_planned_once()
-    assert not any(w.node_cordoned(n) for n in w.plan.cordon)
-    assert w.node_cordoned("spare")
-    assert ("spare", False) not in w.emulator.cordon_patches
-
-
 def test_apply_cordons_evicts_in_order_waits_and_uncordons(world):
     w = world
-    report = _run(w)
+    report = run_plan(w)
     assert report.status == "finished" and not report.resumable, report.message
     assert w.evicted_uids() == [m.uid for m in w.plan.moves]
     assert w.emulator.cordon_patches == [(w.plan.cordon[0], True), (w.plan.cordon[0], False)]
@@ -70,7 +46,7 @@ def test_apply_cordons_evicts_in_order_waits_and_uncordons(world):
     assert events.index("uncordon-request") < events.index("uncordoned")
     head = Journal(w.journal).read()[0]
     assert head["cluster"]["cluster_uid"] == "uid-kube-system-a" and head["cluster"]["server"] == w.server.url
-    _assert_clean(w)
+    w.assert_clean()
 
 
 def test_a_429_is_retried_with_doubling_backoff_on_the_fake_clock(world):
@@ -86,7 +62,7 @@ def test_a_429_is_retried_with_doubling_backoff_on_the_fake_clock(world):
 
     w.server.faults.append(throttle)
     clock = FakeClock()
-    report = _run(w, clock, poll_s=0.5)
+    report = run_plan(w, clock, poll_s=0.5)
     assert report.status == "finished"
     assert [s for s in clock.sleeps if s != 0.5][:3] == [1.0, 2.0, 4.0]
     assert sum(1 for r in Journal(w.journal).read() if r["event"] == "evict-refused") == 3
@@ -107,7 +83,7 @@ def test_retry_after_is_honoured(world):
 
     w.server.faults.append(throttle)
     clock = FakeClock()
-    assert _run(w, clock, poll_s=0.5).status == "finished"
+    assert run_plan(w, clock, poll_s=0.5).status == "finished"
     assert 7.0 in clock.sleeps
 
 
@@ -122,7 +98,7 @@ def test_rate_spaces_evictions_on_the_fake_clock(world):
         real(ns, name)
 
     w.api.evict = timed
-    report = _run(w, clock, rate_per_minute=6, poll_s=0.5)
+    report = run_plan(w, clock, rate_per_minute=6, poll_s=0.5)
     assert report.status == "finished"
     gaps = [b - a for a, b in zip(times, times[1:])]
     assert len(times) == 3 and all(g >= 10.0 - 1e-9 for g in gaps)
@@ -136,7 +112,7 @@ def test_a_pdb_that_stays_exhausted_stops_resumably_and_uncordons(world):
                      min_available="100%"))
     w.emulator.reconcile()
     clock = FakeClock()
-    report = _run(w, clock)
+    report = run_plan(w, clock)
     assert report.status == "stopped" and report.resumable
     assert "disruption budget" in report.message and "lock" in report.message
     assert w.emulator.evictions == [] and not w.emulator.refused  # the gate waits; no eviction was even sent
@@ -150,31 +126,31 @@ def test_a_transient_500_stops_resumably_and_resume_continues(world):
     fail = {"on": True}
     w.server.faults.append(lambda r: status_reply(500, "InternalError", "etcd leader changed")
                            if r.path.endswith("/eviction") and fail["on"] else None)
-    report = _run(w)
+    report = run_plan(w)
     assert report.status == "stopped" and report.resumable and "etcd leader changed" in report.message
     assert w.emulator.evictions == [] and report.uncordoned == w.plan.cordon
     fail["on"] = False
-    again = _resume(w)
+    again = resume_plan(w)
     assert again.status == "finished", again.message
     assert w.evicted_uids() == [m.uid for m in w.plan.moves]
-    _assert_clean(w)
-    assert _resume(w).message.startswith("already finished")
+    w.assert_clean()
+    assert resume_plan(w).message.startswith("already finished")
 
 
 def test_max_moves_stops_between_steps_and_resume_continues(world):
     w = world
-    report = _run(w, max_moves=2)
+    report = run_plan(w, max_moves=2)
     assert report.status == "stopped" and report.resumable and "--max-moves 2" in report.message
     assert len(w.emulator.evictions) == 2 and report.uncordoned == w.plan.cordon
-    again = _resume(w)
+    again = resume_plan(w)
     assert again.status == "finished", again.message
     assert w.evicted_uids() == [m.uid for m in w.plan.moves]
-    _assert_clean(w)
+    w.assert_clean()
 
 
 def test_max_cost_prices_the_live_pods_and_stops(world):
     w = world
-    report = _run(w, max_cost_gpu_hours=0.01)
+    report = run_plan(w, max_cost_gpu_hours=0.01)
     assert report.status == "stopped" and "--max-cost" in report.message and w.emulator.evictions == []
 
 
@@ -191,7 +167,7 @@ def test_a_connection_reset_after_the_eviction_is_not_repeated(world):
         return None
 
     w.server.faults.append(reset_after_evicting)
-    report = _run(w)
+    report = run_plan(w)
     assert report.status == "finished", report.message
     w.assert_only_planned_once()
     assert len(w.emulator.evictions) == 3
@@ -216,7 +192,7 @@ def test_sigterm_during_the_run_stops_resumably_and_uncordons(world):
     before = signal.signal(signal.SIGTERM, cli_handler)
     before_int = signal.signal(signal.SIGINT, cli_handler)
     try:
-        report = _run(w)
+        report = run_plan(w)
         assert signal.getsignal(signal.SIGTERM) is cli_handler and signal.getsignal(signal.SIGINT) is cli_handler
     finally:
         signal.signal(signal.SIGTERM, before)
@@ -224,8 +200,8 @@ def test_sigterm_during_the_run_stops_resumably_and_uncordons(world):
     assert report.status == "stopped" and report.resumable and report.signal == signal.SIGTERM
     assert not w.node_cordoned(w.plan.cordon[0])
     w.api.evict = real
-    assert _resume(w).status == "finished"
-    _assert_clean(w)
+    assert resume_plan(w).status == "finished"
+    w.assert_clean()
 
 
 def test_sigint_stops_resumably_and_uncordons(world):
@@ -236,19 +212,19 @@ def test_sigint_stops_resumably_and_uncordons(world):
         os.kill(os.getpid(), signal.SIGINT)
 
     w.api.list_pods = interrupt
-    report = _run(w)
+    report = run_plan(w)
     assert report.status == "stopped" and report.signal == signal.SIGINT
     assert not w.node_cordoned(w.plan.cordon[0])
     w.api.list_pods = real
-    assert _resume(w).status == "finished"
-    _assert_clean(w)
+    assert resume_plan(w).status == "finished"
+    w.assert_clean()
 
 
 def test_a_second_apply_is_refused_and_another_plans_journal_too(world):
     w = world
-    _run(w, max_moves=1)
+    run_plan(w, max_moves=1)
     with pytest.raises(UsageError, match="use --resume"):
-        _run(w)
+        run_plan(w)
     other = plan_defrag(w.emulator.state(), Goal(kind="size", size=2))
     with pytest.raises(UsageError, match="another plan"):
         Executor(w.api, Journal(w.journal), options()).apply(other)
@@ -260,7 +236,7 @@ def test_resume_refuses_a_journal_of_another_cluster_and_touches_nothing(world, 
     from builders import fragmented
 
     w = world
-    assert _run(w, max_moves=1).status == "stopped"
+    assert run_plan(w, max_moves=1).status == "stopped"
     with FakeApiServer() as other:
         emu = ClusterEmulator(other)
         other.add_all(fragmented(4, 8, 1) + [namespace("kube-system", "uid-kube-system-b"),
@@ -310,14 +286,14 @@ def test_an_uncordon_the_api_refuses_is_reported_and_done_by_the_next_resume(wor
     w = world
     state = {"on": True}
     w.server.faults.append(_refuse_uncordon(w, state))
-    report = _run(w, max_moves=1)
+    report = run_plan(w, max_moves=1)
     node = w.plan.cordon[0]
     assert report.status == "stopped" and report.left_cordoned == [node]
     assert f"kubectl uncordon {node}" in report.message and w.node_cordoned(node)
     assert "uncordon-failed" in _events(w)
     state["on"] = False
-    assert _resume(w).status == "finished"
-    _assert_clean(w)
+    assert resume_plan(w).status == "finished"
+    w.assert_clean()
 
 
 def test_an_aborted_run_whose_undo_failed_is_undone_by_resume_and_stays_aborted(world):
@@ -325,10 +301,10 @@ def test_an_aborted_run_whose_undo_failed_is_undone_by_resume_and_stays_aborted(
     state = {"on": True}
     w.server.faults.append(_refuse_uncordon(w, state))
     w.pod_body(w.plan.moves[0].pod)["metadata"].pop("ownerReferences")
-    report = _run(w)
+    report = run_plan(w)
     assert report.status == "aborted" and report.left_cordoned == w.plan.cordon
     state["on"] = False
-    again = _resume(w)
+    again = resume_plan(w)
     assert again.status == "aborted" and again.message.startswith("was aborted")
     assert again.uncordoned == w.plan.cordon and not w.node_cordoned(w.plan.cordon[0])
     assert w.emulator.evictions == []
@@ -364,7 +340,7 @@ def test_a_cordon_the_api_refuses_is_not_reported_as_left_behind(world):
     w = world
     w.server.faults.append(lambda r: status_reply(403, "Forbidden", 'nodes "x" is forbidden: cannot patch')
                            if r.method == "PATCH" else None)
-    report = _run(w)
+    report = run_plan(w)
     assert report.status == "stopped" and "forbidden" in report.message
     assert report.left_cordoned == [] and "kubectl uncordon" not in report.message
     assert w.emulator.evictions == [] and not w.node_cordoned(w.plan.cordon[0])

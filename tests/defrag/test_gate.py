@@ -20,15 +20,6 @@ GANG = "scheduling.x-k8s.io/pod-group"
 PINNED = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
 
 
-@pytest.fixture
-def world(tmp_path):
-    server, w = start_world(tmp_path)
-    try:
-        yield w
-    finally:
-        server.stop()
-
-
 def _drop_controller(w, body):
     body["metadata"].pop("ownerReferences")
 

@@ -10,26 +10,12 @@ import uuid
 
 import pytest
 from apiserver.wire import status_reply
-from livecluster import options, start_world
+from livecluster import options
 
 from kubegpu.defrag.executor import Executor
 from kubegpu.defrag.identity import ClusterIdentity, mismatch
 from kubegpu.defrag.journal import Journal
 from kubegpu.errors import InputError
-
-
-@pytest.fixture
-def world(tmp_path):
-    server, w = start_world(tmp_path)
-    try:
-        yield w
-    finally:
-        server.stop()
-
-
-def _assert_clean(w):
-    w.assert_only_planned_once()
-    assert not any(w.node_cordoned(n) for n in w.plan.cordon) and w.node_cordoned("spare")
 
 
 def test_a_torn_last_line_is_cut_on_resume_and_the_journal_stays_resumable(world):
@@ -43,7 +29,7 @@ def test_a_torn_last_line_is_cut_on_resume_and_the_journal_stays_resumable(world
     assert data.startswith(whole) and b"evict-req\x22" not in data[len(whole):len(whole) + 20]
     assert all(json.loads(line) for line in data.splitlines())  # every line whole: a second resume works
     assert Executor(w.api, Journal(w.journal), options()).resume().status == "finished"
-    _assert_clean(w)
+    w.assert_clean()
 
 
 @pytest.mark.parametrize("damage, words", [
@@ -120,7 +106,7 @@ def test_a_full_disk_stops_uncordons_first_and_reports_what_was_not_journaled(wo
     again = Executor(w.api, Journal(w.journal), options()).resume()
     assert again.status == "finished", again.message
     assert w.evicted_uids() == [m.uid for m in w.plan.moves]
-    _assert_clean(w)
+    w.assert_clean()
 
 
 def test_a_journal_that_cannot_be_started_changes_nothing(world):
@@ -184,7 +170,7 @@ def test_a_real_full_file_system_mid_run(world, small_tmpfs):
     refusals["left"] = 0
     again = Executor(w.api, Journal(journal), options()).resume()
     assert again.status == "finished", again.message
-    _assert_clean(w)
+    w.assert_clean()
 
 
 def test_identity_compares_the_cluster_uid_first_then_server_and_ca():

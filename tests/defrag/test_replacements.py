@@ -7,39 +7,14 @@ and their replacements run.
 
 from __future__ import annotations
 
-import pytest
 from apiserver.wire import ObjectKey
 from builders import gpu_node, pod
-from livecluster import FakeClock, options, start_world
+from livecluster import FakeClock, options, start_world, resume_plan, run_plan
 
 from kubegpu.defrag import Goal, plan_defrag
 from kubegpu.defrag.api import LightkubeApi
 from kubegpu.defrag.executor import Executor
 from kubegpu.defrag.journal import Journal
-
-
-@pytest.fixture
-def world(tmp_path):
-    server, w = start_world(tmp_path)
-    try:
-        yield w
-    finally:
-        server.stop()
-
-
-def _run(w, clock=None, **kw):
-    return Executor(w.api, Journal(w.journal), options(clock, **kw)).apply(w.plan)
-
-
-def _resume(w, clock=None, **kw):
-    return Executor(w.api, Journal(w.journal), options(clock, **kw)).resume()
-
-
-def _assert_clean(w):
-    w.assert_only_planned_once()
-    assert not any(w.node_cordoned(n) for n in w.plan.cordon)
-    assert w.node_cordoned("spare")
-    assert ("spare", False) not in w.emulator.cordon_patches
 
 
 def test_evicted_pods_terminate_with_a_grace_period_before_the_step_is_done(tmp_path):
@@ -55,7 +30,7 @@ def test_evicted_pods_terminate_with_a_grace_period_before_the_step_is_done(tmp_
 
         server.faults.append(watch)
         clock = FakeClock()
-        report = _run(w, clock)
+        report = run_plan(w, clock)
         assert report.status == "finished", report.message
         assert seen_terminating, "the emulator never showed a terminating pod"
         # a step waits until its pod is gone: the next eviction never meets the previous pod still there
@@ -63,7 +38,7 @@ def test_evicted_pods_terminate_with_a_grace_period_before_the_step_is_done(tmp_
             assert ObjectKey("v1", "pods", e.namespace, e.name) not in server.store
         records = Journal(w.journal).read()
         assert len([r for r in records if r["event"] == "step-done"]) == len(w.plan.steps)
-        _assert_clean(w)
+        w.assert_clean()
     finally:
         server.stop()
 
@@ -72,7 +47,7 @@ def test_a_late_replacement_is_waited_for_with_the_poll_interval(tmp_path):
     server, w = start_world(tmp_path, lag=4)
     try:
         clock = FakeClock()
-        report = _run(w, clock, poll_s=5.0)
+        report = run_plan(w, clock, poll_s=5.0)
         assert report.status == "finished", report.message
         assert clock.sleeps.count(5.0) >= 4 * len(w.plan.steps)
     finally:
@@ -82,7 +57,7 @@ def test_a_late_replacement_is_waited_for_with_the_poll_interval(tmp_path):
 def test_a_replacement_on_another_node_is_reported_as_a_deviation(world):
     w = world
     w.emulator.choose = lambda body, feasible: max(feasible)  # the scheduler has its own mind
-    report = _run(w)
+    report = run_plan(w)
     assert report.status == "finished"
     assert report.deviations and all("planned" in d for d in report.deviations)
 
@@ -91,7 +66,7 @@ def test_a_replacement_that_never_comes_stops_resumably_uncordons_and_resume_wai
     w = world
     w.emulator.recreate = False
     clock = FakeClock()
-    report = _run(w, clock, replacement_timeout_s=20.0)
+    report = run_plan(w, clock, replacement_timeout_s=20.0)
     assert report.status == "stopped" and report.resumable
     assert "no running replacement" in report.message
     assert len(w.emulator.evictions) == 1
@@ -103,9 +78,9 @@ def test_a_replacement_that_never_comes_stops_resumably_uncordons_and_resume_wai
     gone = w.plan.moves[0]
     w.emulator._recreate(pod(first.name, first.node, 1, controller=gone.pod.split("/")[1].rsplit("-", 1)[0]
                              .replace("w", "svc")))
-    again = _resume(w)
+    again = resume_plan(w)
     assert again.status == "finished", again.message
-    _assert_clean(w)
+    w.assert_clean()
     assert w.evicted_uids() == [m.uid for m in w.plan.moves]
 
 
