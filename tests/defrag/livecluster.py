@@ -12,7 +12,7 @@ from pathlib import Path
 
 from apiserver.eviction import ClusterEmulator
 from apiserver.server import FakeApiServer
-from apiserver.wire import ObjectKey
+from apiserver.wire import ObjectKey, status_reply
 from builders import fragmented, gpu_node, pod
 
 from kubegpu.defrag import Goal, plan_defrag
@@ -113,3 +113,36 @@ def resume_plan(w: World, clock: FakeClock | None = None, **kw):
     from kubegpu.defrag.journal import Journal
 
     return Executor(w.api, Journal(w.journal), options(clock, **kw)).resume()
+
+
+PDB_REFUSAL = "Cannot evict pod as it would violate the pod's disruption budget."
+GANG_LABEL = "scheduling.x-k8s.io/pod-group"
+PINNED = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
+
+
+def refuse_evictions(server: FakeApiServer, times: int) -> dict[str, int]:
+    """Answer the next `times` eviction requests with 429, as the API server does when a PDB has no budget left.
+
+    Returns the counter: set its "n" to 0 to let evictions through again."""
+    left = {"n": times}
+
+    def throttle(request):
+        if request.path.endswith("/eviction") and left["n"]:
+            left["n"] -= 1
+            return status_reply(429, "TooManyRequests", PDB_REFUSAL)
+        return None
+
+    server.faults.append(throttle)
+    return left
+
+
+def gang_and_pinned_objects() -> list[dict]:
+    """Three 4-GPU nodes: a 2-pod gang on n0, pinned 2-GPU pods on n1 and n2, and a pending 4-GPU Job."""
+    gang = {GANG_LABEL: "ddp"}
+    objs = [gpu_node(f"n{i}", 4) for i in range(3)]
+    objs += [pod("ddp-0", "n0", 1, kind="Job", controller="ddp", labels=gang),
+             pod("ddp-1", "n0", 1, kind="Job", controller="ddp", labels=gang),
+             pod("f1", "n1", 2, controller="f1", annotations=PINNED),
+             pod("f2", "n2", 2, controller="f2", annotations=PINNED),
+             pod("want4", None, 4, kind="Job", controller="want4")]
+    return objs

@@ -12,8 +12,8 @@ import signal
 
 import pytest
 from apiserver.wire import ObjectKey, status_reply
-from builders import gpu_node, pdb, pod
-from livecluster import FakeClock, namespace, options, resume_plan, run_plan
+from builders import pdb, pod
+from livecluster import FakeClock, namespace, options, resume_plan, run_plan, gang_and_pinned_objects, refuse_evictions
 
 from kubegpu.defrag import Goal, plan_defrag
 from kubegpu.defrag.api import LightkubeApi
@@ -21,7 +21,6 @@ from kubegpu.defrag.executor import Executor
 from kubegpu.defrag.journal import Journal
 from kubegpu.errors import UsageError
 
-PINNED = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
 
 
 def _events(w):
@@ -51,16 +50,7 @@ def test_apply_cordons_evicts_in_order_waits_and_uncordons(world):
 
 def test_a_429_is_retried_with_doubling_backoff_on_the_fake_clock(world):
     w = world
-    refusals = {"left": 3}
-
-    def throttle(request):
-        if request.path.endswith("/eviction") and refusals["left"]:
-            refusals["left"] -= 1
-            return status_reply(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's "
-                                                        "disruption budget.")
-        return None
-
-    w.server.faults.append(throttle)
+    refuse_evictions(w.server, 3)
     clock = FakeClock()
     report = run_plan(w, clock, poll_s=0.5)
     assert report.status == "finished"
@@ -253,13 +243,7 @@ def test_gang_steps_evict_every_member_then_wait(tmp_path):
     from apiserver.eviction import ClusterEmulator
     from apiserver.server import FakeApiServer
 
-    objs = [gpu_node(f"n{i}", 4) for i in range(3)]
-    gang = {"scheduling.x-k8s.io/pod-group": "ddp"}
-    objs += [pod("ddp-0", "n0", 1, kind="Job", controller="ddp", labels=gang),
-             pod("ddp-1", "n0", 1, kind="Job", controller="ddp", labels=gang),
-             pod("f1", "n1", 2, controller="f1", annotations=PINNED), pod("f2", "n2", 2, controller="f2",
-                                                                         annotations=PINNED),
-             pod("want4", None, 4, kind="Job", controller="want4")]
+    objs = gang_and_pinned_objects()
     with FakeApiServer() as server:
         emulator = ClusterEmulator(server, lag=2)
         server.add_all(objs)

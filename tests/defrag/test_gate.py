@@ -9,15 +9,13 @@ from __future__ import annotations
 import pytest
 from apiserver.wire import ObjectKey
 from builders import pdb, pod
-from livecluster import options, start_world
+from livecluster import options, start_world, GANG_LABEL, gang_and_pinned_objects
 
 from kubegpu.defrag.evictability import EvictionPolicy
 from kubegpu.defrag.executor import Executor
 from kubegpu.defrag.journal import Journal
 
-GANG = "scheduling.x-k8s.io/pod-group"
 
-PINNED = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
 
 
 def _drop_controller(w, body):
@@ -49,10 +47,10 @@ def _beneficiary_outranked(w, body):
 
 
 def _gang_member_elsewhere(w, body):
-    body["metadata"]["labels"][GANG] = "ddp"
+    body["metadata"]["labels"][GANG_LABEL] = "ddp"
     other = next(v for k, v in w.server.store.items() if k.plural == "pods" and v["spec"].get("nodeName")
                  and v["spec"]["nodeName"] != body["spec"]["nodeName"])
-    other["metadata"]["labels"][GANG] = "ddp"
+    other["metadata"]["labels"][GANG_LABEL] = "ddp"
 
 
 def _two_pdbs(w, body):
@@ -123,18 +121,11 @@ def test_local_storage_allowed_by_the_journaled_policy_passes_on_resume(world):
 def test_a_gang_step_begun_before_a_crash_is_finished_not_refused(tmp_path):
     from apiserver.eviction import ClusterEmulator
     from apiserver.server import FakeApiServer
-    from builders import gpu_node
 
     from kubegpu.defrag import Goal, plan_defrag
     from kubegpu.defrag.api import LightkubeApi
 
-    objs = [gpu_node(f"n{i}", 4) for i in range(3)]
-    gang = {GANG: "ddp"}
-    objs += [pod("ddp-0", "n0", 1, kind="Job", controller="ddp", labels=gang),
-             pod("ddp-1", "n0", 1, kind="Job", controller="ddp", labels=gang),
-             pod("f1", "n1", 2, controller="f1", annotations=PINNED), pod("f2", "n2", 2, controller="f2",
-                                                                         annotations=PINNED),
-             pod("want4", None, 4, kind="Job", controller="want4")]
+    objs = gang_and_pinned_objects()
     with FakeApiServer() as server:
         emulator = ClusterEmulator(server, lag=0)
         server.add_all(objs)
@@ -169,7 +160,7 @@ def test_a_gang_step_begun_before_a_crash_is_finished_not_refused(tmp_path):
 def test_a_plan_for_a_pending_gang_named_by_its_gang_runs_to_the_end(tmp_path):
     from kubegpu.defrag import Goal
 
-    gang = {GANG: "ddp"}
+    gang = {GANG_LABEL: "ddp"}
     extra = [pod(f"ddp-{i}", None, 2, kind="Job", controller="ddp", labels=gang, priority=100) for i in range(2)]
     server, w = start_world(tmp_path, extra=extra, plan_goal=Goal(kind="pod", pod="ml/ddp"))
     try:

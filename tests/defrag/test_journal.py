@@ -9,8 +9,7 @@ import subprocess
 import uuid
 
 import pytest
-from apiserver.wire import status_reply
-from livecluster import options
+from livecluster import options, refuse_evictions
 
 from kubegpu.defrag.executor import Executor
 from kubegpu.defrag.identity import ClusterIdentity, mismatch
@@ -151,23 +150,14 @@ def test_a_real_full_file_system_mid_run(world, small_tmpfs):
             super().start(*a, **kw)
             _fill(small_tmpfs)  # the disk is now full except for the slack of the journal's last page
 
-    refusals = {"left": 60}  # a long PDB wait: every 429 is journaled, until the last free page is used
-
-    def throttle(request):
-        if request.path.endswith("/eviction") and refusals["left"]:
-            refusals["left"] -= 1
-            return status_reply(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's "
-                                                        "disruption budget.")
-        return None
-
-    w.server.faults.append(throttle)
+    refusals = refuse_evictions(w.server, 60)  # a long PDB wait: every 429 is journaled, until the last free page is used
     report = Executor(w.api, FillAfterPlan(journal), options(eviction_deadline_s=1e6, backoff_max_s=1.0)
                       ).apply(w.plan)
     assert report.status == "stopped" and "No space left" in report.message
     assert not w.node_cordoned(w.plan.cordon[0])
     assert journal.read_bytes().endswith(b"\n")
     (small_tmpfs / "filler").unlink()
-    refusals["left"] = 0
+    refusals["n"] = 0
     again = Executor(w.api, Journal(journal), options()).resume()
     assert again.status == "finished", again.message
     w.assert_clean()
