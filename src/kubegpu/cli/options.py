@@ -80,7 +80,7 @@ def source_options(fn: Callable | None = None, *, namespaces: bool = True, k8s_v
     ]
     if namespaces:
         options += [
-            click.option("-n", "--namespace", metavar="NS", help="Only pods of this namespace (display filter)."),
+            click.option("-n", "--namespace", metavar="NS", help="Only this namespace's pods (for defrag: the pods a plan may move); nodes and capacity stay cluster-wide."),
             click.option("-A", "--all-namespaces", is_flag=True, help="Pods of all namespaces (the default)."),
         ]
     if k8s_version:
