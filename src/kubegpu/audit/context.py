@@ -88,9 +88,10 @@ class AuditContext:
         t = self.table
         if t.n == 0:
             return np.zeros(0, dtype=np.int64)
+        from kubegpu.scheduling.fit import devices_with_room
         from kubegpu.scheduling.nodeready import nodes_taking_new_pods
 
-        free = (t.dev_free >= MILLI).sum(axis=1).astype(np.int64)
+        free = devices_with_room(t.dev_free, MILLI)
         return np.where(nodes_taking_new_pods(self.state.nodes), free, 0)
 
     def model_mask(self, models: frozenset[str] | None) -> np.ndarray:

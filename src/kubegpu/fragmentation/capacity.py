@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from kubegpu.fragmentation.shapes import ShapeMix
+from kubegpu.scheduling.fit import copies_that_fit, devices_with_room
 from kubegpu.scheduling.placement.state import PlacementState
 from kubegpu.scheduling.placement.task import MILLI
 
@@ -22,15 +23,13 @@ SIZES: tuple[int, ...] = (1, 2, 4, 8)
 
 
 def whole_free_devices(state: PlacementState) -> np.ndarray:
-    """int[n]: devices with nothing allocated on them."""
-    return ((state.dev_free == state.dev_total) & (state.dev_total > 0)).sum(axis=1)
+    """int[n]: devices with a whole GPU free (the scheduling core's device rule)."""
+    return devices_with_room(state.dev_free, MILLI)
 
 
 def pods_that_fit(state: PlacementState, k: int, cpu_milli: int | None = None) -> np.ndarray:
-    """int[n]: how many k-whole-GPU pods each node could take at once (0 on cordoned nodes)."""
-    count = whole_free_devices(state) // k
-    if cpu_milli:
-        count = np.minimum(count, np.maximum(state.cpu_free, 0) // cpu_milli)
+    """int[n]: how many k-whole-GPU pods each node could take at once (0 where no new pod lands)."""
+    count = copies_that_fit(state.dev_free, k, MILLI, (state.cpu_free,), (cpu_milli or 0,))
     return np.where(state.schedulable, count, 0)
 
 

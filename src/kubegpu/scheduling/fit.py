@@ -5,6 +5,10 @@ never checked), `request > allocatable - requested` is insufficient; a resource 
 is insufficient everywhere; the pod also needs a free pod slot. The filter plugin words the
 reasons from `short_columns`; the defrag planner's what-if states ask `fits_requests` of their
 own free arrays (the same scheduler units), so both apply one rule.
+
+The device half: a pod asking k GPUs of `gpu_milli` each needs k devices on one node with that
+much room each (a whole GPU is 1000 milli, so "entirely free"). The placement state, the
+fragmentation capacity numbers and the audit all count devices with `devices_with_room`.
 """
 
 from __future__ import annotations
@@ -25,3 +29,37 @@ def fits_requests(free: np.ndarray, request: np.ndarray, pods_free: np.ndarray |
     if pods_free is not None:
         ok &= pods_free >= 1
     return ok
+
+
+def fits_amounts(free: tuple[np.ndarray, ...], request: tuple[int, ...]) -> np.ndarray:
+    """bool[n]: `fits_requests` for scalar columns kept as separate arrays (a zero request is never checked)."""
+    n = len(free[0]) if free else 0
+    ok = np.ones(n, dtype=bool)
+    for column, amount in zip(free, request):
+        if amount:
+            ok &= column >= amount
+    return ok
+
+
+def devices_with_room(dev_free: np.ndarray, gpu_milli: int) -> np.ndarray:
+    """int[n]: devices per node with at least `gpu_milli` free (padding devices have 0 and never count)."""
+    if gpu_milli <= 0:
+        return np.zeros(dev_free.shape[0], dtype=np.int64)
+    return (dev_free >= gpu_milli).sum(axis=1, dtype=np.int64)
+
+
+def fits_devices(dev_free: np.ndarray, num_gpu: int, gpu_milli: int) -> np.ndarray:
+    """bool[n]: nodes with `num_gpu` distinct devices of `gpu_milli` free each."""
+    if num_gpu <= 0:
+        return np.ones(dev_free.shape[0], dtype=bool)
+    return devices_with_room(dev_free, gpu_milli) >= num_gpu
+
+
+def copies_that_fit(dev_free: np.ndarray, num_gpu: int, gpu_milli: int,
+                    free: tuple[np.ndarray, ...] = (), request: tuple[int, ...] = ()) -> np.ndarray:
+    """int[n]: how many such pods each node could take at once (devices, then each requested column)."""
+    count = devices_with_room(dev_free, gpu_milli) // max(num_gpu, 1)
+    for column, amount in zip(free, request):
+        if amount:
+            count = np.minimum(count, np.maximum(column, 0) // amount)
+    return count

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from kubegpu.scheduling.fit import fits_amounts, fits_devices
 from kubegpu.scheduling.placement.task import Placement, Task
 
 # GPU-request classes for GpuClustering (Gandiva): shared, 1..8 whole GPUs, anything else.
@@ -132,23 +133,28 @@ class PlacementState:
         return mask
 
     def fit_mask(self, task: Task) -> np.ndarray:
-        """Nodes that can host `task` now: schedulable, CPU, memory, pod slots, GPU model and devices."""
-        ok = (self.schedulable & (self.cpu_free >= task.cpu_milli) & (self.mem_free >= task.mem_bytes)
-              & (self.pods_free >= 1))
+        """Nodes that can host `task` now: schedulable, CPU, memory, pod slots, GPU model and devices.
+
+        The rule is the scheduling core's (`scheduling.fit`): the same comparisons NodeResourcesFit
+        makes, with the device half counted per GPU.
+        """
+        ok = self.schedulable & fits_amounts((self.cpu_free, self.mem_free), (task.cpu_milli, task.mem_bytes))
+        ok &= self.pods_free >= 1
         if task.wants_gpu:
             ok &= self.model_mask(task.models)
-            ok &= (self.dev_free >= task.gpu_milli).sum(axis=1) >= task.num_gpu
+            ok &= fits_devices(self.dev_free, task.num_gpu, task.gpu_milli)
         return ok
 
     def fits_on(self, task: Task, node: int) -> bool:
-        """Scalar version of `fit_mask` for one node."""
-        if not (self.schedulable[node] and self.cpu_free[node] >= task.cpu_milli
-                and self.mem_free[node] >= task.mem_bytes and self.pods_free[node] >= 1):
+        """`fit_mask` for one node (the same rule on a one-row view)."""
+        one = slice(node, node + 1)
+        if not (self.schedulable[node] and self.pods_free[node] >= 1
+                and fits_amounts((self.cpu_free[one], self.mem_free[one]), (task.cpu_milli, task.mem_bytes))[0]):
             return False
         if not task.wants_gpu:
             return True
         return bool(self.model_mask(task.models)[node]
-                    and int((self.dev_free[node] >= task.gpu_milli).sum()) >= task.num_gpu)
+                    and fits_devices(self.dev_free[one], task.num_gpu, task.gpu_milli)[0])
 
     # ---- mutation -----------------------------------------------------------------------
     def place(self, task: Task, placement: Placement) -> None:
