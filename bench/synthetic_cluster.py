@@ -65,12 +65,19 @@ def pod(j: int, node_name: str | None, gpus: int, rng: random.Random, *, affinit
             "spec": spec, "status": status}
 
 
+# Free GPUs left on each node by the fragmented variant (a random choice per node): 1-3 GPU holes
+# everywhere, about 15% of the GPUs free, none where a 4- or 8-GPU pod fits without a move.
+HOLES = {8: (0, 0, 1, 1, 2, 3), 4: (0, 0, 1, 1)}
+
+
 def synthetic_cluster(nodes: int = 5000, pods: int = 50_000, pending: int = 1000, seed: int = 7,
-                      affinity: bool = False) -> dict:
+                      affinity: bool = False, fragmented: bool = False) -> dict:
     """A v1 List: 60% 8-GPU nodes, 20% 4-GPU nodes, 20% CPU nodes; pods packed onto them.
 
     `affinity`: every pending pod also carries a required pod anti-affinity (per node) and a
-    DoNotSchedule zone spread constraint on its job's label (the running pods stay as they are)."""
+    DoNotSchedule zone spread constraint on its job's label (the running pods stay as they are).
+    `fragmented`: each GPU node keeps a small hole free (`HOLES`) and the pending pods ask 4 or 8
+    GPUs, so none fits as the cluster stands, and moving 1-3 small pods can make room."""
     rng = random.Random(seed)
     items = []
     gpu_nodes = []
@@ -78,7 +85,7 @@ def synthetic_cluster(nodes: int = 5000, pods: int = 50_000, pending: int = 1000
         pool, gpus = ("training", 8) if i % 5 < 3 else ("inference", 4) if i % 5 == 3 else ("cpu", 0)
         items.append(node(i, pool, gpus))
         gpu_nodes.append((items[-1]["metadata"]["name"], gpus))
-    free = {name: g for name, g in gpu_nodes}
+    free = {name: g - (rng.choice(HOLES[g]) if fragmented and g else 0) for name, g in gpu_nodes}
     names = [name for name, _ in gpu_nodes]
     for j in range(pods - pending):
         want = rng.choice([0, 1, 1, 1, 2, 4, 8]) if j % 10 else 0
@@ -92,7 +99,7 @@ def synthetic_cluster(nodes: int = 5000, pods: int = 50_000, pending: int = 1000
         free[name] -= want
         items.append(pod(j, name, want, rng))
     for j in range(pods - pending, pods):
-        items.append(pod(j, None, rng.choice([1, 2, 4, 8]), rng, affinity=affinity))
+        items.append(pod(j, None, rng.choice([4, 8] if fragmented else [1, 2, 4, 8]), rng, affinity=affinity))
     items.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                   "metadata": {"name": "training"}, "value": 100})
     return {"apiVersion": "v1", "kind": "List", "items": items}
@@ -110,5 +117,7 @@ if __name__ == "__main__":
     ap.add_argument("--pods", type=int, default=50_000)
     ap.add_argument("--pending", type=int, default=1000)
     ap.add_argument("--affinity", action="store_true", help="pending pods with anti-affinity and spread")
+    ap.add_argument("--fragmented", action="store_true", help="1-3 free GPUs per node; pending pods ask 4 or 8")
     a = ap.parse_args()
-    write_synthetic(a.out, nodes=a.nodes, pods=a.pods, pending=a.pending, affinity=a.affinity)
+    write_synthetic(a.out, nodes=a.nodes, pods=a.pods, pending=a.pending, affinity=a.affinity,
+                    fragmented=a.fragmented)
