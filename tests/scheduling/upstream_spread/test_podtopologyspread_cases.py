@@ -7,11 +7,16 @@ asserts the Filter status code per node, and the reason follows from the code (U
 with " (missing required label)"), so both are asserted. Node inclusion policies are GA and on
 by default, so every case runs with them on, as upstream's default configuration does.
 
-Ported: 23 of 23 TestSingleConstraint cases, 11 of 11 TestMultipleConstraints cases.
+Ported: 23 of 23 TestSingleConstraint cases, 11 of 11 TestMultipleConstraints cases, and 7
+TestPreFilterState cases (matchLabelKeys, nil selector, tolerated taints, inclusion policies):
+those assert the PreFilter state (matching pods per topology pair, domain count, critical
+paths), so their want here is the Filter verdict that state gives under upstream's Filter rule
+(matching(pair) + selfMatch - globalMin > maxSkew -> Unschedulable), written out per node.
 Skipped (with reasons):
-- TestPreFilterState (~30), TestPreFilterStateAddPod (~12), TestPreFilterStateRemovePod (~8):
-  they assert the PreFilter state's internal maps (critical paths, pair counts), not Filter
-  verdicts; kubegpu keeps that state as arrays with no public equivalent.
+- the other TestPreFilterState cases (~25), TestPreFilterStateAddPod (~12),
+  TestPreFilterStateRemovePod (~8): internal-map bookkeeping (critical-path order, Add/RemovePod
+  updates) already covered by the Filter cases; "matchLabelKeys ignored when feature gate
+  disabled": the gate is on by default.
 - TestPreFilterDisabled (1): Go plumbing (Filter without its PreFilter state).
 - BenchmarkFilter: a benchmark.
 """
@@ -174,4 +179,51 @@ MULTIPLE = [
 # filtering_test.go TestMultipleConstraints
 @pytest.mark.parametrize("incoming,nodes,pods,want", [c[1:] for c in MULTIPLE], ids=[c[0] for c in MULTIPLE])
 def test_multiple_constraints(incoming, nodes, pods, want):
+    assert [verdict(s) for s in plugin_statuses(PLUGIN, incoming, nodes, pods)] == want
+
+
+STATE_PODS = at(("node-a", 2), ("node-b", 1), ("node-y", 2), labels={"foo": "a"})
+TAINTED_C = [unode("node-a", {"node": "node-a"}), unode("node-b", {"node": "node-b"}),
+             unode("node-c", {"node": "node-c", "bar": ""}, taints=UNSCHEDULABLE_TAINT)]
+TOLERATE = [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]
+
+PREFILTER_STATE = [
+    # want zone1 1, zone2 1 matching (foo AND bar=a): 1 + 1 - 1 everywhere
+    ("matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty",
+     me(spread(1, "zone", FOO, match_label_keys=["bar"]), labels={"foo": "", "bar": "a"}), zones4(),
+     [upod("p-a1", node_name="node-a", labels=FOO_LABEL), upod("p-a2", node_name="node-a", labels={"foo": "", "bar": "a"}),
+      upod("p-b1", node_name="node-b", labels=FOO_LABEL), upod("p-y1", node_name="node-y", labels={"foo": "", "bar": "a"}),
+      upod("p-y2", node_name="node-y", labels={"bar": ""})], [S, S, S, S]),
+    # want zone1 3, zone2 2 (selector becomes foo=a)
+    ("matchLabelKeys ANDed with LabelSelector when LabelSelector is empty",
+     me(spread(1, "zone", {}, match_label_keys=["foo"]), labels={"foo": "a"}), zones4(), STATE_PODS, [U, U, S, S]),
+    # want 0/0: a nil selector stays Nothing, keys are not merged into it
+    ("key in matchLabelKeys is ignored when LabelSelector is nil when feature gate enabled",
+     me(spread(1, "zone", None, match_label_keys=["bar"])), zones4(), STATE_PODS, [S, S, S, S]),
+    ("no pod is matched when LabelSelector is nil when feature gate disabled",
+     me(spread(1, "zone", None, match_label_keys=["bar"])), zones4(), STATE_PODS, [S, S, S, S]),
+    # want zone1 3, zone2 2: bar is not a label of the pod, so only foo Exists applies
+    ("key in matchLabelKeys is ignored when it isn't exist in pod.labels",
+     me(spread(1, "zone", FOO, match_label_keys=["bar"])), zones4(), STATE_PODS, [U, U, S, S]),
+    # want node-a 1, node-b 2, node-c 0 (tolerated taint counts): the pod matches not itself
+    ("NodeTaintsPolicy honored with tolerated taints",
+     me(spread(1, "node", BAR, taints_policy="Honor"), tolerations=TOLERATE), TAINTED_C,
+     [upod("p-a", node_name="node-a", labels={"bar": ""}), upod("p-b", node_name="node-b", labels={"bar": ""}),
+      upod("p-c", node_name="node-b", labels={"bar": ""}), upod("p-d", node_name="node-c", labels={})], [S, U, S]),
+    # want zone1 2, zone2 3 (zone ignores the nodeSelector); node-x 2, node-y 1 (a fails it, b is tainted)
+    ("two node inclusion Constraints, zone: ignore/ignore, node: honor/honor",
+     me(spread(1, "zone", FOO, affinity_policy="Ignore"), spread(1, "node", FOO, taints_policy="Honor"),
+        node_selector={"foo": ""}),
+     [unode("node-a", {"zone": "zone1", "node": "node-a"}),
+      unode("node-b", {"zone": "zone1", "node": "node-b", "foo": ""}, taints=UNSCHEDULABLE_TAINT),
+      unode("node-x", {"zone": "zone2", "node": "node-x", "foo": ""}),
+      unode("node-y", {"zone": "zone2", "node": "node-y", "foo": ""})],
+     at(("node-a", 2), ("node-x", 2), ("node-y", 1)), [S, S, U, U]),
+]
+
+
+# filtering_test.go TestPreFilterState (want: the Filter verdicts of upstream's expected state)
+@pytest.mark.parametrize("incoming,nodes,pods,want", [c[1:] for c in PREFILTER_STATE],
+                         ids=[c[0] for c in PREFILTER_STATE])
+def test_prefilter_state_verdicts(incoming, nodes, pods, want):
     assert [verdict(s) for s in plugin_statuses(PLUGIN, incoming, nodes, pods)] == want
