@@ -26,8 +26,14 @@ _STATUSES = [(Code.UNRESOLVABLE, (ERR_REASON_NODE_LABEL_NOT_MATCH,)),
              (Code.UNSCHEDULABLE, (ERR_REASON_CONSTRAINTS_NOT_MATCH,))]
 
 
-def _selector(constraint, pod) -> LabelSelector:
-    sel = constraint.label_selector or LabelSelector()
+def _selector(constraint, pod) -> LabelSelector | None:
+    """The constraint's selector with matchLabelKeys merged in; None (matches no pod, not even the
+    incoming one) when labelSelector is unset: upstream converts a nil selector to labels.Nothing(),
+    and merging keys into Nothing leaves it Nothing (filtering_test.go "existing pods do not match
+    null selector")."""
+    sel = constraint.label_selector
+    if sel is None:
+        return None
     extra = [LabelSelectorRequirement(key=k, operator="In", values=[pod.labels[k]])
              for k in constraint.match_label_keys if k in pod.labels]
     return LabelSelector(match_labels=dict(sel.match_labels), match_expressions=[*sel.match_expressions, *extra])
