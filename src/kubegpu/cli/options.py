@@ -182,7 +182,7 @@ def load_state(source: SourceOptions):
     """The ClusterState of the chosen source; --k8s-version overrides the recorded version."""
     from kubegpu.sources.documents import load_cluster
 
-    state = load_cluster(read_documents(source))
+    state = load_cluster(read_documents(source), one_shot=True)  # a command keeps its cluster to the end
     if source.k8s_version:
         version = source.k8s_version if source.k8s_version.startswith("v") else "v" + source.k8s_version
         if not version[1:2].isdigit():

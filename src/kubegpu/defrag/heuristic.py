@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kubegpu.defrag.hostrank import alive_mask, movable_units, ranked_hosts
 from kubegpu.defrag.workstate import DestScore, TargetSpec, WorkState
 
 MAX_SUBSET = 4          # units evicted from one host for one target
@@ -66,22 +67,6 @@ class _Shortfall:
 
     def zero(self) -> tuple[tuple[int, ...], int, int]:
         return tuple(0 for _ in self.need), 0, 0
-
-
-def _lower_bound(work: WorkState, t: TargetSpec, n: int, units: list[int]) -> int:
-    """Fewest pods that could make room on n: units sorted by what they free, largest first."""
-    sf = _Shortfall(work, t, n)
-    acc = sf.zero()
-    if sf.covered(acc):
-        return 0
-    rooms = sorted(((u, sf.room(work, u, n)) for u in units), key=lambda r: (-r[1][2], -sum(r[1][0])))
-    pods = 0
-    for u, r in rooms:
-        acc = sf.add(acc, r)
-        pods += len(work.problem.units[u].members)
-        if sf.covered(acc):
-            return pods
-    return -1  # even every movable unit on n is not enough
 
 
 def _greedy_subset(units: list[int], rooms: dict, cost: dict, size: int) -> tuple[int, ...] | None:
@@ -145,7 +130,7 @@ def _screen(work: WorkState, t: TargetSpec, candidates: np.ndarray, keep: int) -
     if len(candidates) <= keep:
         return candidates
     prob = work.problem
-    alive = np.array([p not in work.moved for p in range(len(prob.pods))], dtype=bool)
+    alive = alive_mask(work)
     reclaim = np.zeros_like(work.free)
     if alive.any():
         np.add.at(reclaim, prob.home[alive], prob.vec[alive])
@@ -178,22 +163,16 @@ def make_room(work: WorkState, t: TargetSpec, score: DestScore, forbidden: np.nd
         # allowed nodes lack in total cannot be made on any one of them
         return None
     candidates = _screen(work, t, np.flatnonzero(allowed), 4 * max_hosts)
-    ranked = []
-    for n in candidates.tolist():
-        units = _units_on(work, n)
-        lb = _lower_bound(work, t, n, units)
-        if lb > 0:
-            # among equal bounds, hosts whose pods are small first: small pods find destinations
-            biggest = max((work.problem.room(u, n)[2] for u in units), default=0)
-            ranked.append((lb, biggest, n, units))
-    ranked.sort(key=lambda r: (r[0], r[1], r[2]))
+    movable = movable_units(work, forbidden)
+    ranked = ranked_hosts(work, t, candidates, movable)
     best: WorkState | None = None
     best_moves = float("inf")
     tried = 0
-    for lb, _, n, units in ranked:
+    for lb, n in ranked:
         if work.moves() + lb >= best_moves or (tried >= MAX_HOSTS and best is not None) or tried >= max_hosts:
             break
         tried += 1
+        units = [u for u in _units_on(work, n) if movable[u]]
         trial = _try_host(work, t, n, units, score, forbidden, best_moves)
         if trial is None or not budget.allows(trial):
             continue

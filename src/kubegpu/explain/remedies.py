@@ -139,7 +139,6 @@ def smaller_request_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, v: 
 
 
 PLAN_EXACT = "auto"  # as `kubegpu defrag --for`: the exact solver on small instances, so both give one plan
-MAX_HOSTS_PER_PLAN = 16  # hosts tried per target, best lower bound first (defrag --for tries more)
 
 
 class MovePlanner:
@@ -171,7 +170,7 @@ class MovePlanner:
             self._problems[prio] = problem
         # the goal `kubegpu defrag --for POD` plans by default, so both give one plan
         return plan_defrag(self.state, Goal(kind="pod", pod=target),
-                           exact=PLAN_EXACT, problem=problem, max_hosts=MAX_HOSTS_PER_PLAN, with_frag=False,
+                           exact=PLAN_EXACT, problem=problem, with_frag=False,
                            gangs=self.gangs)
 
 

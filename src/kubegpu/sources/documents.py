@@ -69,24 +69,30 @@ def snapshot_info_object(*, server_version: str | None, captured_at: str, source
 
 
 @contextmanager
-def paused_gc():
+def paused_gc(*, freeze: bool = False):
     """Pause the cyclic GC while building many small acyclic objects.
 
     Decoding 50k pods allocates millions of objects; each allocation burst triggers a full
-    collection that finds nothing. Pausing it makes the load 4-5x faster.
+    collection that finds nothing. Pausing it makes the load 4-5x faster. `freeze`: the objects
+    live until the process ends (a one-shot command), so they move to the permanent generation
+    and no later collection walks them again (they are still freed by reference counting).
     """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if freeze:
+            gc.freeze()
         if was_enabled:
             gc.enable()
 
 
-def load_cluster(docs: Documents) -> ClusterState:
-    """Decode every document (naming file, object and field on error) into a ClusterState."""
-    with paused_gc():
+def load_cluster(docs: Documents, *, one_shot: bool = False) -> ClusterState:
+    """Decode every document (naming file, object and field on error) into a ClusterState.
+
+    `one_shot`: the caller keeps this cluster until it exits (the CLI), see `paused_gc(freeze=)`."""
+    with paused_gc(freeze=one_shot):
         return _load_cluster(docs)
 
 
