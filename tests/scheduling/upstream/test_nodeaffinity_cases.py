@@ -1,7 +1,8 @@
 """NodeAffinity: upstream pkg/scheduler/framework/plugins/nodeaffinity/node_affinity_test.go (TestNodeAffinity).
 
-Ported 28 of 31 cases (nodeSelector, matchExpressions, matchFields, invalid terms, the
-PreFilter name pins and their conflict). Skipped 3 that need NodeAffinityArgs.addedAffinity
+Ported 28 of 31 cases of the plugin test (nodeSelector, matchExpressions, matchFields, invalid
+terms, the PreFilter name pins and their conflict), plus 6 of the matcher it uses (component-helpers
+nodeaffinity_test.go, at the end). Skipped 3 that need NodeAffinityArgs.addedAffinity
 (a non-default scheduler profile): "Matches added affinity and Pod's node affinity", "Matches
 added affinity but not Pod's node affinity", "Doesn't match added affinity".
 kubegpu always runs PreFilter, so the two "... even if PreFilter is not called" cases check
@@ -107,4 +108,32 @@ def test_node_affinity(selector, affinity, node_name, labels, want):
     if node_name == "node2":
         nodes.append(node("node1"))
     st = plugin_status("NodeAffinity", pod(node_selector=selector, affinity=affinity), nodes, on=node_name)
+    assert verdict(st) == want
+
+
+# component-helpers scheduling/corev1/nodeaffinity/nodeaffinity_test.go: the matcher NodeAffinity's Filter
+# uses. TestPodMatchesNodeSelectorAndAffinityTerms cases that the plugin table above does not repeat,
+# and TestNodeSelectorMatch's three matching cases ("nil node" and the strict-constructor error case
+# are Go plumbing: the scheduler uses the lazy-error selector, whose per-term errors the cases above pin).
+@pytest.mark.parametrize("selector,affinity,node_name,labels,want", [
+    pytest.param(None, None, "node", {}, (), id="TestPodMatchesNodeSelectorAndAffinityTerms/no selector"),
+    # a nil slice: the field left out (kubegpu's decoder refuses an explicit JSON null for a list)
+    pytest.param(None, {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}},
+                 "node", {"foo": "bar"}, FAIL,
+                 id="TestPodMatchesNodeSelectorAndAffinityTerms/Pod with a nil []NodeSelectorTerm in affinity, "
+                    "can't match the node's labels and won't schedule onto the node"),
+    pytest.param(None, required(), "node", {"foo": "bar"}, FAIL,
+                 id="TestPodMatchesNodeSelectorAndAffinityTerms/Pod with an empty []NodeSelectorTerm in affinity, "
+                    "can't match the node's labels and won't schedule onto the node"),
+    pytest.param(None, required({**exprs(req("label_1", "In", "label_1_val")), **fields(req(NAME, "In", "host_1"))}),
+                 "host_1", {}, FAIL, id="TestNodeSelectorMatch/node matches field selector, but not labels"),
+    pytest.param(None, required({**exprs(req("label_1", "In", "label_1_val")), **fields(req(NAME, "In", "host_1"))}),
+                 "host_1", {"label_1": "label_1_val"}, (),
+                 id="TestNodeSelectorMatch/node matches field selector and label selector"),
+    pytest.param(None, required(exprs(req("label_1", "In", "label_1_val")), fields(req(NAME, "In", "host_1"))),
+                 "host_1", {}, (), id="TestNodeSelectorMatch/second term matches"),
+])
+def test_required_node_affinity_match(selector, affinity, node_name, labels, want):
+    st = plugin_status("NodeAffinity", pod(node_selector=selector, affinity=affinity),
+                       [node(node_name, labels=labels)], on=node_name)
     assert verdict(st) == want

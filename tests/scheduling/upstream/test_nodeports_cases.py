@@ -1,7 +1,8 @@
 """NodePorts: upstream pkg/scheduler/framework/plugins/nodeports/node_ports_test.go.
 
-Ported 20 cases: TestNodePorts 15 of 15 (hostIP / protocol semantics, 0.0.0.0 wildcard,
-sidecar init containers) and TestFits 5 of 5 (as Filter verdicts: fits = success).
+Ported 29 cases: TestNodePorts 15 of 15 (hostIP / protocol semantics, 0.0.0.0 wildcard,
+sidecar init containers), TestFits 5 of 5 and, from the kube-scheduler framework types_test.go,
+TestHostPortInfo_Check 9 of 9 (the conflict rule itself), all as Filter verdicts (fits = success).
 Skipped TestPreFilterDisabled (Filter without PreFilter state: Go plumbing) and the
 queueing-hint test.
 """
@@ -54,7 +55,8 @@ def with_init_port(sidecar):
     pytest.param(with_ports("UDP/127.0.0.1/8001"), ["TCP/0.0.0.0/8001", "UDP/0.0.0.0/8001"], FAIL,
                  id="UDP hostPort conflict due to 0.0.0.0 hostIP"),
     pytest.param(with_init_port(False), ["TCP/0.0.0.0/8001"], (), id="non-sidecar initContainer using hostPort"),
-    pytest.param(with_init_port(True), ["TCP/0.0.0.0/8001"], FAIL, id="TCP hostPort conflict from sidecar initContainer"),
+    pytest.param(with_init_port(True), ["TCP/0.0.0.0/8001"], FAIL,
+                 id="TCP hostPort conflict from sidecar initContainer"),
 ])
 def test_node_ports(pending, used, want):
     existing = [with_ports(*used)] if used else []
@@ -76,3 +78,31 @@ def test_node_ports(pending, used, want):
 def test_fits(wanted, used, fits):
     got = verdict(plugin_status("NodePorts", with_ports(*wanted), [node()], [with_ports(*used)]))
     assert got == (() if fits else FAIL)
+
+
+def one_port(proto, ip, port):
+    p = {"containerPort": port or 80, "hostPort": port, "hostIP": ip, "protocol": proto}
+    return pod(containers=[container(ports=[p])])
+
+
+# kube-scheduler framework types_test.go TestHostPortInfo_Check: the conflict rule NodePorts applies
+# (empty protocol is TCP, empty hostIP is 0.0.0.0, port 0 asks for nothing), as a Filter verdict
+@pytest.mark.parametrize("used,check,conflict", [
+    pytest.param(["TCP/127.0.0.1/80"], ("", "", 81), False, id="empty check should check 0.0.0.0 and TCP"),
+    pytest.param(["TCP/127.0.0.1/80"], ("", "", 80), True, id="empty check should check 0.0.0.0 and TCP (conflicted)"),
+    pytest.param(["TCP/127.0.0.1/80"], ("", "", 0), False, id="empty port check should pass"),
+    pytest.param(["TCP/127.0.0.1/80"], ("TCP", "0.0.0.0", 80), True, id="0.0.0.0 should check all registered IPs"),
+    pytest.param(["UDP/127.0.0.1/80"], ("TCP", "0.0.0.0", 80), False,
+                 id="0.0.0.0 with different protocol should be allowed"),
+    pytest.param(["TCP/127.0.0.1/79", "TCP/127.0.0.1/81", "TCP/127.0.0.1/82"], ("TCP", "0.0.0.0", 80), False,
+                 id="0.0.0.0 with different port should be allowed"),
+    pytest.param(["TCP/0.0.0.0/80"], ("TCP", "127.0.0.1", 80), True,
+                 id="normal ip should check all registered 0.0.0.0"),
+    pytest.param(["TCP/0.0.0.0/79", "UDP/0.0.0.0/80", "TCP/0.0.0.0/81", "TCP/0.0.0.0/82"], ("TCP", "127.0.0.1", 80),
+                 False, id="normal ip with different port/protocol should be allowed (0.0.0.0)"),
+    pytest.param(["TCP/127.0.0.1/79", "UDP/127.0.0.1/80", "TCP/127.0.0.1/81", "TCP/127.0.0.1/82"],
+                 ("TCP", "127.0.0.1", 80), False, id="normal ip with different port/protocol should be allowed"),
+])
+def test_host_port_info_check(used, check, conflict):
+    got = verdict(plugin_status("NodePorts", one_port(*check), [node()], [with_ports(*used)]))
+    assert got == (FAIL if conflict else ())

@@ -37,7 +37,8 @@ SLA = "node.kubernetes.io/sla"
     pytest.param([tol("dedicated", "user1", "NoSchedule")], [taint("dedicated", "user1", "NoSchedule")], (),
                  id="A pod which can be scheduled on a dedicated node assigned to user1 with effect NoSchedule"),
     pytest.param([tol("dedicated", "user2", "NoSchedule", "Equal")], [taint("dedicated", "user1", "NoSchedule")],
-                 FAIL, id="A pod which can't be scheduled on a dedicated node assigned to user2 with effect NoSchedule"),
+                 FAIL,
+                 id="A pod which can't be scheduled on a dedicated node assigned to user2 with effect NoSchedule"),
     pytest.param([tol("foo", None, "NoSchedule", "Exists")], [taint("foo", "bar", "NoSchedule")], (),
                  id="A pod can be scheduled onto the node, with a toleration uses operator Exists that tolerates "
                     "the taints on the node"),

@@ -102,6 +102,40 @@ def pending(doc):
                  [RWOP1, RWOP2, RWX], RWOP, id="two conflicts, unschedulable"),
 ])
 def test_access_mode_conflicts(mine, existing, claims, want):
-    got = plugin_status("VolumeRestrictions", pending(mine), [node("node-1")], existing, [*claims, *volumes_for(claims)],
-                        on="node-1")
+    got = plugin_status("VolumeRestrictions", pending(mine), [node("node-1")], existing,
+                        [*claims, *volumes_for(claims)], on="node-1")
     assert verdict(got) == want
+
+
+# volume_restrictions.go isVolumeConflict: rules the upstream table does not reach (not upstream
+# test names): read-only mounts share, EBS never does, RBD images clash on any shared monitor.
+@pytest.mark.parametrize("mine,theirs,want", [
+    pytest.param({"gcePersistentDisk": {"pdName": "foo", "readOnly": True}},
+                 {"gcePersistentDisk": {"pdName": "foo", "readOnly": True}}, (), id="gce pd read-only twice shares"),
+    pytest.param({"gcePersistentDisk": {"pdName": "foo", "readOnly": True}}, GCE, DISK,
+                 id="gce pd read-only next to read-write clashes"),
+    pytest.param({"awsElasticBlockStore": {"volumeID": "foo", "readOnly": True}},
+                 {"awsElasticBlockStore": {"volumeID": "foo", "readOnly": True}}, DISK, id="ebs never shares"),
+    pytest.param({"iscsi": {**ISCSI["iscsi"], "readOnly": True}}, {"iscsi": {**ISCSI["iscsi"], "readOnly": True}}, (),
+                 id="iscsi read-only twice shares"),
+    pytest.param({"rbd": {**RBD["rbd"], "monitors": ["b", "c"]}}, RBD, DISK, id="rbd clashes on one shared monitor"),
+    pytest.param({"rbd": {**RBD["rbd"], "image": "other"}}, RBD, (), id="rbd other image on same monitors"),
+    pytest.param({"rbd": {**RBD["rbd"], "readOnly": True}}, {"rbd": {**RBD["rbd"], "readOnly": True}}, (),
+                 id="rbd read-only twice shares"),
+])
+def test_is_volume_conflict_rules(mine, theirs, want):
+    got = plugin_status("VolumeRestrictions", with_volume(mine), [node("node-1")], [with_volume(theirs)], on="node-1")
+    assert verdict(got) == want
+
+
+def test_disk_conflict_is_reported_before_read_write_once_pod_in_use():
+    """volume_restrictions.go Filter: satisfyVolumeConflicts runs before satisfyReadWriteOncePod."""
+    mine = pvc_pod("p", "claim-with-rwop-1")
+    mine["spec"]["volumes"].append(vol("disk", **GCE))
+    disk_user = with_volume(GCE)
+    disk_user["spec"]["nodeName"] = "node-1"
+    got = [plugin_status("VolumeRestrictions", pending(mine), [node("node-1"), node("node-2")],
+                         [disk_user, pvc_pod("user", "claim-with-rwop-1")],
+                         [RWOP1, *volumes_for([RWOP1])], on=n) for n in ("node-1", "node-2")]
+    assert verdict(got[0]) == DISK  # the disk clash on node-1 is named first
+    assert verdict(got[1]) == RWOP
