@@ -7,6 +7,7 @@ cached per requirement set, because pods of one workload repeat the same selecto
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,23 +17,46 @@ from kubegpu.model.objects import NodeSelectorRequirement, NodeSelectorTerm
 OBJECT_NAME_FIELD = "metadata.name"
 
 
+_INT64 = re.compile(r"^[+-]?[0-9]+$")
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
 def _int_or_none(text: str) -> int | None:
-    try:
-        return int(text)
-    except ValueError:
+    """upstream strconv.ParseInt(text, 10, 64): optional sign and digits only, within int64."""
+    if not _INT64.match(text):
         return None
+    value = int(text)
+    return value if -(1 << 63) <= value < (1 << 63) else None
+
+
+def valid_label_key(key: str) -> bool:
+    """upstream IsQualifiedName: [DNS-subdomain prefix '/'] name of at most 63 characters."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        return False
+    return 0 < len(name) <= 63 and bool(_LABEL_NAME.match(name))
+
+
+def valid_label_value(value: str) -> bool:
+    """upstream IsValidLabelValue: empty, or at most 63 alphanumerics with '-', '_', '.' inside."""
+    return len(value) <= 63 and bool(_LABEL_VALUE.match(value))
 
 
 def valid_requirement(req: NodeSelectorRequirement, *, field: bool = False) -> bool:
     """upstream nodeSelectorRequirementsAsSelector / AsFieldSelector: what parses.
 
-    Labels: In/NotIn need values, Exists/DoesNotExist need none, Gt/Lt exactly one integer.
-    Fields: In/NotIn with exactly one value. Anything else is an error, and the term that
-    holds it matches no node (the pod then fails with the plain node affinity reason).
+    Labels (labels.NewRequirement): the key must be a qualified name and every value a valid
+    label value; In/NotIn need values, Exists/DoesNotExist none, Gt/Lt exactly one integer.
+    Fields: In/NotIn with exactly one value, any key. Anything else is an error, and the term
+    that holds it matches no node (the pod then fails with the plain node affinity reason).
     """
     op, values = req.operator, req.values
     if field:
         return op in ("In", "NotIn") and len(values) == 1
+    if not valid_label_key(req.key) or not all(valid_label_value(v) for v in values):
+        return False
     if op in ("In", "NotIn"):
         return len(values) > 0
     if op in ("Exists", "DoesNotExist"):
@@ -84,14 +108,13 @@ class LabelIndex:
         if not valid_requirement(req, field=field):
             return np.zeros(self.n, dtype=bool)  # upstream: a term that does not parse matches no node
         if field:
-            if req.key != OBJECT_NAME_FIELD:
-                return np.zeros(self.n, dtype=bool)
-            hit = np.isin(self.names, list(req.values))
-            if op == "In":
-                return hit
-            if op == "NotIn":
-                return ~hit
-            return np.zeros(self.n, dtype=bool)
+            # upstream matches against fields.Set{metadata.name: node name}: any other key reads
+            # as "", so In on it matches only "" and NotIn everything but ""
+            if req.key == OBJECT_NAME_FIELD:
+                hit = np.isin(self.names, list(req.values))
+            else:
+                hit = np.full(self.n, req.values[0] == "", dtype=bool)
+            return hit if op == "In" else ~hit
         col = self.column(req.key)
         if op == "Exists":
             return col >= 0
