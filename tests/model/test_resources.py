@@ -68,3 +68,23 @@ def test_node_allocatable_falls_back_to_capacity():
     node = decode_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"},
                           "status": {"capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"}}})
     assert node_allocatable(node) == {"cpu": 8000, "memory": 32 * 2**30, "pods": 110}
+
+
+def test_null_lists_and_maps_read_as_unset_as_the_api_server_writes_nil_slices():
+    """A Go nil slice without omitempty is serialised as null (e.g. nodeSelectorTerms); a null
+    item inside a list is still an error naming the field."""
+    import pytest
+
+    from kubegpu.errors import InputError
+    from kubegpu.model.decode import decode_object
+
+    doc = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "ml", "labels": None},
+           "spec": {"containers": [{"name": "c", "image": "i", "env": None, "ports": None}], "tolerations": None,
+                    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                                                  {"nodeSelectorTerms": None}}}}}
+    pod = decode_object(doc)
+    assert pod.metadata.labels == {} and pod.spec.tolerations == []
+    assert pod.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution.node_selector_terms == []
+    doc["spec"]["containers"].append(None)
+    with pytest.raises(InputError, match=r"spec.containers\[1\]"):
+        decode_object(doc)

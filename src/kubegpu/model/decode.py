@@ -90,15 +90,15 @@ def decode_object(doc: RawDoc, *, where: str | None = None) -> KubeObject:
         raise InputError("expected an object", where=where, obj=describe(head), field="metadata")
     struct = struct_for(head.kind, head.api_version)
     try:
-        if struct is GenericObject:
+        try:
+            obj = _decode_as(doc, struct, head)
+        except msgspec.ValidationError as err:
+            if "got `null`" not in str(err):
+                raise
+            # the API server writes an unset list or map without omitempty as null (a nil Go slice,
+            # e.g. nodeSelectorTerms): null means unset, so read the object again without them
             body = doc if isinstance(doc, dict) else msgspec.json.decode(doc)
-            obj = msgspec.convert({"apiVersion": body.get("apiVersion", ""), "kind": head.kind,
-                                   "metadata": body.get("metadata") or {}}, GenericObject)
-            obj.body = body
-        elif isinstance(doc, dict):
-            obj = msgspec.convert(doc, struct)
-        else:
-            obj = _decoder(struct).decode(doc)
+            obj = _decode_as(_without_nulls(body), struct, head)
     except msgspec.ValidationError as err:
         text = str(err)
         m = _PATH.search(text)
@@ -114,6 +114,27 @@ def decode_object(doc: RawDoc, *, where: str | None = None) -> KubeObject:
         raise InputError("object has no name", where=where, obj=describe(head), field="metadata.name")
     _check_ranges(obj, where)
     return obj
+
+
+def _decode_as(doc: RawDoc, struct: type, head: _Head) -> KubeObject:
+    if struct is GenericObject:
+        body = doc if isinstance(doc, dict) else msgspec.json.decode(doc)
+        obj = msgspec.convert({"apiVersion": body.get("apiVersion", ""), "kind": head.kind,
+                               "metadata": body.get("metadata") or {}}, GenericObject)
+        obj.body = body
+        return obj
+    if isinstance(doc, dict):
+        return msgspec.convert(doc, struct)
+    return _decoder(struct).decode(doc)
+
+
+def _without_nulls(value: Any) -> Any:
+    """A copy with every null-valued key removed from every mapping (null list items stay: an error)."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
 
 
 def _check_int32(value: object, *, where: str | None, obj: KubeObject, field: str) -> None:

@@ -117,8 +117,8 @@ def test_node_affinity(selector, affinity, node_name, labels, want):
 # are Go plumbing: the scheduler uses the lazy-error selector, whose per-term errors the cases above pin).
 @pytest.mark.parametrize("selector,affinity,node_name,labels,want", [
     pytest.param(None, None, "node", {}, (), id="TestPodMatchesNodeSelectorAndAffinityTerms/no selector"),
-    # a nil slice: the field left out (kubegpu's decoder refuses an explicit JSON null for a list)
-    pytest.param(None, {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}},
+    # a nil slice, written as the API server writes it (nodeSelectorTerms has no omitempty): null
+    pytest.param(None, {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": None}}},
                  "node", {"foo": "bar"}, FAIL,
                  id="TestPodMatchesNodeSelectorAndAffinityTerms/Pod with a nil []NodeSelectorTerm in affinity, "
                     "can't match the node's labels and won't schedule onto the node"),
