@@ -18,6 +18,7 @@ from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import Node, Pod
 from kubegpu.model.pools import node_pool
 from kubegpu.model.resources import pod_requests
+from kubegpu.scheduling.hostports import pod_host_ports
 from kubegpu.scheduling.labels import LabelIndex
 from kubegpu.scheduling.podcolumns import PodColumns
 
@@ -27,19 +28,6 @@ CORE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 def is_scalar_resource(name: str) -> bool:
     """upstream IsScalarResourceName: extended (domain-prefixed), hugepages, attachable volumes."""
     return "/" in name or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
-
-
-def pod_host_ports(pod: Pod) -> list[tuple[str, str, int]]:
-    """(hostIP, protocol, hostPort) the pod asks for; upstream defaults hostIP to 0.0.0.0."""
-    out = []
-    for containers in (pod.spec.containers, pod.spec.init_containers):
-        for c in containers:
-            if not c.ports or (containers is pod.spec.init_containers and c.restart_policy != "Always"):
-                continue
-            for p in c.ports:
-                if p.host_port:
-                    out.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", int(p.host_port)))
-    return out
 
 
 @dataclass

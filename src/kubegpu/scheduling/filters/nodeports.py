@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, Status
-from kubegpu.scheduling.snapshot import pod_host_ports
+from kubegpu.scheduling.hostports import pod_host_ports
 
 NAME = "NodePorts"
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
