@@ -175,23 +175,6 @@ class DefragProblem:
         return self._index.get(key)
 
 
-def _device_deltas(state: ClusterState, table: NodeTable) -> dict[str, np.ndarray]:
-    """Per bound pod, the milli-GPU it holds on each device of its node, replayed as NodeTable fills them."""
-    from kubegpu.model.nodetable import place_on_devices
-
-    out: dict[str, np.ndarray] = {}
-    for i, name in enumerate(table.names):
-        total = table.dev_total[i]
-        used = np.zeros_like(total)
-        if not total.any():
-            continue
-        for pod in state.pods_by_node.get(name, []):
-            before = used.copy()
-            place_on_devices(used, total, state.gpu_demand(pod, name))
-            out[pod.key] = (used - before).astype(np.int32)
-    return out
-
-
 def build_problem(state: ClusterState, *, policy: EvictionPolicy = EvictionPolicy(),
                   beneficiary_priority: int | None = None, now: datetime | None = None,
                   snapshot: SchedulingSnapshot | None = None, gangs=None) -> DefragProblem:
@@ -207,24 +190,17 @@ def build_problem(state: ClusterState, *, policy: EvictionPolicy = EvictionPolic
     ledger = BudgetLedger(state)
     standing = classify(state, bound, gangs=groups, beneficiary_priority=beneficiary_priority, policy=policy,
                         budget_reason=ledger.exhausted_reason)
-    deltas = _device_deltas(state, table)
+    deltas = table.pod_devices
     at = state_now(state, now)
     pods = [p for p in bound if standing[p.key].movable]
-    n_res = free.shape[1]
-    vec = np.zeros((len(pods), n_res), dtype=np.int64)
-    home = np.zeros(len(pods), dtype=np.int64)
-    whole = np.zeros(len(pods), dtype=np.int64)
-    dev_delta: list[np.ndarray] = []
-    costs: list[MoveCost] = []
-    width = table.dev_total.shape[1]
-    for i, pod in enumerate(pods):
-        s = snap.slot[pod.key]
-        vec[i] = snap.pod_vec[s]
-        home[i] = snap.pod_node[s]
-        delta = deltas.get(pod.key, np.zeros(width, dtype=np.int32))
-        dev_delta.append(delta)
-        whole[i] = int((delta == MILLI).sum())
-        costs.append(move_cost(state, pod, at))
+    slots = np.fromiter((snap.slot[p.key] for p in pods), dtype=np.int64, count=len(pods))
+    vec = snap.pod_vec[slots].astype(np.int64)
+    home = snap.pod_node[slots].astype(np.int64)
+    no_gpu = np.zeros(table.dev_total.shape[1], dtype=np.int32)
+    dev_delta = [deltas.get(p.key, no_gpu) for p in pods]
+    whole = ((np.stack(dev_delta) == MILLI).sum(axis=1).astype(np.int64) if pods
+             else np.zeros(0, dtype=np.int64))
+    costs = [move_cost(state, pod, at) for pod in pods]
     unit_index: dict[str, int] = {}
     units: list[Unit] = []
     unit_of = np.zeros(len(pods), dtype=np.int64)

@@ -53,6 +53,7 @@ class ClusterState:
                 pods_by_node[p.spec.node_name].append(p)
         self.pods_by_node: dict[str, list[Pod]] = dict(pods_by_node)
         self._index = {(o.kind, o.metadata.namespace or "", o.metadata.name): o for o in self.objects}
+        self._demand: dict[tuple[str, str], tuple[Pod, GpuDemand]] = {}
 
     # ------------------------------------------------------------ lookup
     def of_kind(self, kind: str) -> list:
@@ -81,9 +82,18 @@ class ClusterState:
         return req if req is not None else pod_requests(pod)
 
     def gpu_demand(self, pod: Pod, node_name: str | None = None) -> GpuDemand:
-        """Physical GPU demand of a pod, read on `node_name` (default: the node it is bound to)."""
-        node = self.node_gpus.get(node_name or pod.spec.node_name or "")
-        return pod_gpu_demand(pod, self.pod_requests(pod), node)
+        """Physical GPU demand of a pod, read on `node_name` (default: the node it is bound to).
+
+        Remembered per (pod, node): the node table, the defrag problem and move costs all ask
+        again for the same bound pods, and the state does not change after it is built.
+        """
+        where = node_name or pod.spec.node_name or ""
+        hit = self._demand.get((pod.key, where))
+        if hit is not None and hit[0] is pod:
+            return hit[1]
+        demand = pod_gpu_demand(pod, self.pod_requests(pod), self.node_gpus.get(where))
+        self._demand[(pod.key, where)] = (pod, demand)
+        return demand
 
     @cached_property
     def priority_classes(self) -> dict[str, PriorityClass]:

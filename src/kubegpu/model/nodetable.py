@@ -36,6 +36,7 @@ class NodeTable:
     schedulable: np.ndarray
     pool: list[str]
     scalar: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    pod_devices: dict[str, np.ndarray] = field(default_factory=dict)  # bound pod -> milli-GPU per device
 
     @property
     def n(self) -> int:
@@ -66,6 +67,7 @@ class NodeTable:
         core = {k: (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)) for k in _CORE}
         scalar_names = sorted({r for a in state.allocatable.values() for r in a} - set(_CORE))
         scalar = {r: (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)) for r in scalar_names}
+        pod_devices: dict[str, np.ndarray] = {}
 
         for i, node in enumerate(nodes):
             alloc = state.allocatable[node.name]
@@ -89,7 +91,9 @@ class NodeTable:
                 for r, (_, used) in scalar.items():
                     used[i] += req.get(r, 0)
                 if info.physical:
+                    before = dev_used[i].copy()
                     place_on_devices(dev_used[i], dev_total[i], state.gpu_demand(pod, node.name))
+                    pod_devices[pod.key] = dev_used[i] - before
 
         return cls(
             names=[node.name for node in nodes],
@@ -101,7 +105,7 @@ class NodeTable:
             gpu_model=model_idx, gpu_models=gpu_models,
             schedulable=np.asarray([not node.spec.unschedulable for node in nodes], dtype=bool),
             pool=[node_pool(node) for node in nodes],
-            scalar=scalar,
+            scalar=scalar, pod_devices=pod_devices,
         )
 
 
