@@ -109,3 +109,11 @@ def test_unbound_claim_checks_are_not_made_before_1_30():
     old = KubeVersion(1, 29)
     assert plugin_verdict("VolumeZone", with_claim("PVC_EmptySC"), [BINDING_NODE], objects=BINDING_OBJECTS,
                           version=old) == ()
+
+
+def test_node_own_beta_key_is_read_before_the_ga_one():
+    """volume_zone.go Filter (not an upstream table case): a node that has the PV's beta key is
+    judged by it alone, even when its GA zone label would match."""
+    labels = {BETA_ZONE: "us-west1-b", ZONE: "us-west1-a"}
+    assert plugin_verdict("VolumeZone", with_claim("PVC_1"), [node("host1", labels)],
+                          objects=[*SINGLE_PVS, *CLAIMS]) == CONFLICT
