@@ -47,8 +47,9 @@ def pod(name: str = "", *, ns: str = DEFAULT_NS, uid: str | None = None, volumes
     spec: dict = {"containers": [{"name": "c", "image": "x"}], "volumes": list(volumes)}
     if node_name:
         spec["nodeName"] = node_name
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta(name, ns, uid=uid if uid is not None else f"uid-{ns}-{name}"),
-            "spec": spec, "status": {"phase": "Pending"}}
+    uid = uid if uid is not None else f"uid-{ns}-{name}"
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta(name, ns, uid=uid), "spec": spec,
+            "status": {"phase": "Pending"}}
 
 
 def pvc_volume(claim: str, name: str | None = None) -> dict:

@@ -75,7 +75,8 @@ pv_node1a_bound = test_pv("pv-node1a", "node1", "5G", unbound, WAIT)
 pv_bound_immediate = test_pv("pv-bound-immediate", "node1", "1G", immediate_bound, IMMEDIATE_CLASS)
 pv_bound_immediate_node2 = test_pv("pv-bound-immediate", "node2", "1G", immediate_bound, IMMEDIATE_CLASS)
 pv_bound_generic = test_pv("pv-bound", "node1", "1G", generic, WAIT)
-ZONE1 = {"failure-domain.beta.kubernetes.io/zone": "us-east-1", "failure-domain.beta.kubernetes.io/region": "us-east-1a"}
+ZONE1 = {"failure-domain.beta.kubernetes.io/zone": "us-east-1",
+         "failure-domain.beta.kubernetes.io/region": "us-east-1a"}
 migration_pv = {**test_pv("pv-migration-bound", None, "1G", bound_migration, WAIT,
                           gcePersistentDisk={"pdName": "test-disk", "fsType": "ext4"}),
                 "metadata": {"name": "pv-migration-bound", "labels": ZONE1}}

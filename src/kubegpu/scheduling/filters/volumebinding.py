@@ -10,7 +10,8 @@ PersistentVolumeClaims"). Filter (FindPodVolumes), in upstream's reason order:
 - WaitForFirstConsumer claims: one selected for another node fails; the rest take the smallest
   fitting available PV; those left over (and selected-node ones) need a class with a provisioner
   whose allowedTopologies admit the node (BindConflict otherwise).
-All UnschedulableAndUnresolvable. Not modelled: CSIStorageCapacity (NotEnoughSpace), the
+All UnschedulableAndUnresolvable. A class with no volumeBindingMode (only in hand-written files: the
+API server defaults it to Immediate) is upstream's error status, reported here as UAU. Not modelled: CSIStorageCapacity (NotEnoughSpace), the
 PreFilterResult that narrows nodes for bound local PVs, volume attributes classes.
 """
 
@@ -54,7 +55,8 @@ def _read_claims(ctx: CycleContext) -> list[PersistentVolumeClaim] | Status:
         claim = state.get("PersistentVolumeClaim", pod.namespace, name)
         if not isinstance(claim, PersistentVolumeClaim):
             if ephemeral:
-                return _unresolvable(f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{name}"')
+                return _unresolvable("waiting for ephemeral volume controller to create the persistentvolumeclaim "
+                                     f'"{name}"')
             return _unresolvable(f'persistentvolumeclaim "{name}" not found')
         if claim.status.phase == "Lost":
             return _unresolvable(f'persistentvolumeclaim "{name}" bound to non-existent persistentvolume '
