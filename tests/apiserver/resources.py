@@ -72,6 +72,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("scheduling.k8s.io/v1", "priorityclasses", "PriorityClass", False, "pc"),
     _t("storage.k8s.io/v1", "storageclasses", "StorageClass", False, "sc"),
     _t("storage.k8s.io/v1", "csinodes", "CSINode", False),
+    _t("storage.k8s.io/v1", "volumeattachments", "VolumeAttachment", False),
     _t("networking.k8s.io/v1", "networkpolicies", "NetworkPolicy", True, "netpol"),
     _t("autoscaling/v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, "hpa"),
     _t("events.k8s.io/v1", "events", "Event", True, "ev"),

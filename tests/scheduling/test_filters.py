@@ -147,12 +147,16 @@ def test_resources_terminal_pods_free_their_gpus():
 
 # ---------------------------------------------------------------- volumes
 def _pvc(name, sc=None, volume=None, modes=("ReadWriteOnce",)):
+    """A claim; one with a volume is bound as the PV controller leaves it (bind-completed), which
+    upstream VolumeBinding requires before it treats the claim as bound."""
     spec = {"accessModes": list(modes), "resources": {"requests": {"storage": "10Gi"}}}
+    meta = {}
     if sc:
         spec["storageClassName"] = sc
     if volume:
         spec["volumeName"] = volume
-    return obj("PersistentVolumeClaim", name, "default", spec=spec)
+        meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+    return obj("PersistentVolumeClaim", name, "default", spec=spec, metadata=meta)
 
 
 VOL = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
@@ -164,7 +168,7 @@ def test_volume_missing_pvc_rejects_in_prefilter():
 
 
 def test_volume_binding_unbound_immediate_claim():
-    o = outcome(node("n"), _pvc("data", sc="fast"), obj("StorageClass", "fast", provisioner="x"), pod("p", volumes=VOL))
+    o = outcome(node("n"), _pvc("data", sc="fast"), obj("StorageClass", "fast", provisioner="x", volumeBindingMode="Immediate"), pod("p", volumes=VOL))
     assert o.prefilter.reasons == ("pod has unbound immediate PersistentVolumeClaims",)
     assert o.prefilter.plugin == "VolumeBinding"
 

@@ -70,7 +70,7 @@ def test_unresolvable_nodes_are_not_helpful_and_filters_after_removal_are_report
 
 
 def test_prefilter_rejection_before_dra_prefilter_gives_not_found_from_1_34():
-    sc = obj("StorageClass", "fast", provisioner="x")
+    sc = obj("StorageClass", "fast", provisioner="x", volumeBindingMode="Immediate")
     pvc = obj("PersistentVolumeClaim", "data", "default", spec={"storageClassName": "fast", "accessModes": ["RWO"]})
     vol = [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
     *_, msg = run(node("a"), sc, pvc, pod("p", volumes=vol))

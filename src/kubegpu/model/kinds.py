@@ -152,6 +152,24 @@ class CSINode(KubeObject):
     spec: CSINodeSpec = msgspec.field(default_factory=CSINodeSpec)
 
 
+class VolumeAttachmentSource(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
+    persistent_volume_name: str | None = None
+    inline_volume_spec: dict[str, Any] | None = None
+
+
+class VolumeAttachmentSpec(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
+    attacher: str = ""
+    node_name: str = ""
+    source: VolumeAttachmentSource = msgspec.field(default_factory=VolumeAttachmentSource)
+
+
+class VolumeAttachment(KubeObject):
+    """storage.k8s.io/v1: a volume the attach/detach controller attached (or attaches) to a node;
+    NodeVolumeLimits counts it against the driver's limit even when no pod on the node uses it."""
+
+    spec: VolumeAttachmentSpec = msgspec.field(default_factory=VolumeAttachmentSpec)
+
+
 class Service(KubeObject):
     spec: ServiceSpec = msgspec.field(default_factory=ServiceSpec)
 
@@ -236,6 +254,7 @@ KIND_TYPES: dict[str, type[KubeObject]] = {
     "PersistentVolume": PersistentVolume,
     "StorageClass": StorageClass,
     "CSINode": CSINode,
+    "VolumeAttachment": VolumeAttachment,
     "Service": Service,
     "Deployment": Workload,
     "StatefulSet": Workload,

@@ -97,6 +97,13 @@ class KubeVersion:
         (events read 'No preemption victims found'); from 1.30 they are 'not helpful'."""
         return self.at_least(30)
 
+    @property
+    def volume_zone_checks_unbound_claims(self) -> bool:
+        """VolumeZone's PreFilter rejects a pod whose claim is missing, or unbound without a
+        WaitForFirstConsumer class (volume_zone.go getPVbyPod); before 1.30 kubegpu keeps the
+        older reading, bound claims only (boundary from an earlier port's notes, not re-verified)."""
+        return self.at_least(30)
+
 
 NEWEST = KubeVersion(1, 36, 3)
 

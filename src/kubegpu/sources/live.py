@@ -75,6 +75,7 @@ DEFAULT_KINDS: tuple[ListedKind, ...] = (
     ListedKind("scheduling.k8s.io", ("v1",), "priorityclasses", "PriorityClass", False),
     ListedKind("storage.k8s.io", ("v1",), "storageclasses", "StorageClass", False),
     ListedKind("storage.k8s.io", ("v1",), "csinodes", "CSINode", False),
+    ListedKind("storage.k8s.io", ("v1",), "volumeattachments", "VolumeAttachment", False),  # NodeVolumeLimits
     ListedKind("networking.k8s.io", ("v1",), "networkpolicies", "NetworkPolicy", True),
     ListedKind("autoscaling", ("v2",), "horizontalpodautoscalers", "HorizontalPodAutoscaler", True),
     # optional CRDs: listed when the cluster serves them, silently skipped otherwise

@@ -61,8 +61,11 @@ def test_disk_conflicts(mine, theirs, want):
 
 def claim(name, mode):
     """A claim bound to its own PV: upstream's single-plugin test never runs VolumeBinding, whose
-    PreFilter would otherwise reject the unbound claim before this plugin's verdict matters."""
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "default"},
+    PreFilter would otherwise reject the unbound claim before this plugin's verdict matters (bound =
+    volumeName plus the PV controller's bind-completed annotation, as upstream's binder reads it)."""
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": "default",
+                         "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
             "spec": {"accessModes": [mode], "volumeName": f"pv-{name}"}, "status": {"phase": "Bound"}}
 
 

@@ -19,6 +19,17 @@ class ClaimRef:
     ephemeral: bool = False
 
 
+BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
+
+
+def claim_class(claim: PersistentVolumeClaim) -> str:
+    """upstream GetPersistentVolumeClaimClass: the beta annotation first, then spec.storageClassName."""
+    ann = claim.metadata.annotations.get(BETA_STORAGE_CLASS)
+    if ann is not None:
+        return ann
+    return claim.spec.storage_class_name or ""
+
+
 def claim_names(pod: Pod) -> list[tuple[str, bool]]:
     """(PVC name, is generic ephemeral) for every claim-backed volume of the pod."""
     out = []
@@ -39,8 +50,8 @@ def pod_claims(state: ClusterState, pod: Pod) -> list[ClaimRef]:
             if pvc.spec.volume_name:
                 found = state.get("PersistentVolume", None, pvc.spec.volume_name)
                 pv = found if isinstance(found, PersistentVolume) else None
-            if pvc.spec.storage_class_name:
-                found = state.get("StorageClass", None, pvc.spec.storage_class_name)
+            if claim_class(pvc):
+                found = state.get("StorageClass", None, claim_class(pvc))
                 sc = found if isinstance(found, StorageClass) else None
         out.append(ClaimRef(name, pvc if isinstance(pvc, PersistentVolumeClaim) else None, pv, sc, ephemeral))
     return out
