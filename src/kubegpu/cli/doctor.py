@@ -66,10 +66,12 @@ def _print_tables(con, data: dict) -> None:
             con.print("  bound, not started (see `kubegpu audit`, pitfall 8 for mounts): "
                       + ", ".join(bound[:5]) + (f", ... ({len(bound)} in all)" if len(bound) > 5 else ""))
     if pending:
-        rows = [[literal(p["pod"] + (f"\n{p['gang']}" if p.get("gang") else "")), literal(p["reason"]), literal(p["first_remedy"] or "-")]
-                for p in pending]
-        show(con, [Col("POD", wrap=True), Col("KUBE-SCHEDULER SAYS", wrap=True), Col("FIRST REMEDY", wrap=True)],
-             rows, wide=wide, records_when_narrow=True)
+        # the gang note in a column of its own, so that it never widens the POD column of a piped table
+        gangs = any(p.get("gang") for p in pending)
+        rows = [[literal(p["pod"]), literal(p["reason"]), literal(p["first_remedy"] or "-")]
+                + ([literal(p.get("gang") or "-")] if gangs else []) for p in pending]
+        cols = [Col("POD", wrap=True), Col("KUBE-SCHEDULER SAYS", wrap=True), Col("FIRST REMEDY", wrap=True)]
+        show(con, cols + ([Col("GANG", wrap=True)] if gangs else []), rows, wide=wide, records_when_narrow=True)
     plan = s.get("defrag")
     if plan:
         con.print(f"\n[bold]Defrag preview[/] (not applied)  {literal(plan.get('message', ''))}")
