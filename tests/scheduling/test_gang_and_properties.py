@@ -29,6 +29,19 @@ def test_gang_min_member_from_podgroup_and_all_or_nothing_placement():
     assert len(placement.placed) == 1 and not placement.schedulable
 
 
+def test_volcano_job_gang_size_from_its_podgroup_named_job_dash_uid():
+    """volcano names a Job's PodGroup "<job>-<uid>"; a PodGroup of another namespace or job does not count."""
+    j = {"volcano.sh/job-name": "train"}
+    st = cluster(obj("PodGroup", "train-1b2c3d4e-0000-4000-8000-000000000001", "other",
+                     api="scheduling.volcano.sh/v1beta1", spec={"minMember": 7}),
+                 obj("PodGroup", "trainer-9f-0000-4000-8000-000000000002", "default",
+                     api="scheduling.volcano.sh/v1beta1", spec={"minMember": 5}),
+                 obj("PodGroup", "train-1b2c3d4e-0000-4000-8000-000000000003", "default",
+                     api="scheduling.volcano.sh/v1beta1", spec={"minMember": 3}),
+                 pod("train-w-0", gpus=1, labels=j), pod("train-w-1", gpus=1, labels=j))
+    assert find_gangs(st)["default/train"].min_member == 3
+
+
 @settings(max_examples=60, deadline=None)
 @given(hs.lists(hs.tuples(hs.integers(0, 3), hs.integers(0, 8), hs.integers(1, 16)), min_size=1, max_size=12),
        hs.integers(1, 8), hs.integers(1, 16), hs.integers(2, 5))

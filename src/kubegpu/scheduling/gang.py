@@ -66,18 +66,25 @@ def gang_marker(pod: Pod) -> tuple[str, str] | None:
     return None
 
 
-def _min_from_objects(state: ClusterState, system: str, ns: str, name: str) -> int | None:
-    for obj in state.of_kind("PodGroup"):
-        if obj.namespace == ns and obj.name == name and isinstance(obj, PodGroup) and obj.spec.min_member:
-            return obj.spec.min_member
+def _group_sizes(state: ClusterState) -> dict[tuple[str, str], int]:
+    """minMember of every PodGroup, by (namespace, name): one pass, not one per gang."""
+    return {(obj.namespace, obj.name): obj.spec.min_member for obj in state.of_kind("PodGroup")
+            if isinstance(obj, PodGroup) and obj.spec.min_member}
+
+
+def _min_from_objects(state: ClusterState, groups: dict[tuple[str, str], int], system: str, ns: str,
+                      name: str) -> int | None:
+    if (ns, name) in groups:
+        return groups[(ns, name)]
     if system == "volcano-job":
         job = state.get("Job", ns, name)
         value = loose(job).int("spec.minAvailable") if isinstance(job, GenericObject) else None
         if value is not None:
             return value
-        for obj in state.of_kind("PodGroup"):  # volcano names the group "<job>-<uid>"
-            if obj.namespace == ns and obj.name.startswith(name + "-") and obj.spec.min_member:
-                return obj.spec.min_member
+        prefix = name + "-"  # volcano names the group "<job>-<uid>"
+        for (group_ns, group), size in groups.items():
+            if group_ns == ns and group.startswith(prefix):
+                return size
     return None
 
 
@@ -104,8 +111,9 @@ def find_gangs(state: ClusterState) -> dict[str, Gang]:
             size = pod.annotations.get("leaderworkerset.sigs.k8s.io/size", "")
             if size.isdigit():
                 gang.min_member = max(gang.min_member, int(size))
+    groups = _group_sizes(state) if gangs else {}
     for gang in gangs.values():
-        found = _min_from_objects(state, gang.system, gang.namespace, gang.name)
+        found = _min_from_objects(state, groups, gang.system, gang.namespace, gang.name)
         if found:
             gang.min_member = found
         if not gang.min_member:
