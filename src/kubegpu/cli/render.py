@@ -25,7 +25,6 @@ import re
 import sys
 from typing import Any, Callable, Iterable, Iterator
 
-import msgspec
 import yaml
 from rich.console import Console
 from rich.markup import escape
@@ -115,8 +114,8 @@ def emit_stream(items: Iterable[Any], fmt: str, table: Callable[[Console], None]
     if fmt in ("table", "wide") and table is not None:
         emit(None, fmt, table, file=file)
         return
-    chunks = yaml_list_chunks(items) if fmt == "yaml" else json_list_chunks(to_plain(i) if isinstance(
-        i, msgspec.Struct) else i for i in items)
+    # JSON encodes each struct as it is (msgspec writes the same text as for its plain form)
+    chunks = yaml_list_chunks(items) if fmt == "yaml" else json_list_chunks(items)
     with open_output(file) as out:
         for chunk in chunks:
             out.write(chunk)
