@@ -8,6 +8,7 @@ from kubegpu.scheduling.message import classify_reason, fit_error_message, histo
 from kubegpu.scheduling.versions import KubeVersion
 
 FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "k8s"  # beside the project
+needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason="../shared/fixtures/k8s not present")
 V136 = KubeVersion.parse("v1.36.3")
 
 
@@ -52,6 +53,7 @@ def test_taint_reason_wording_by_version(version, expected):
     assert KubeVersion.parse(version).taint_reason("dedicated", "gpu") == expected
 
 
+@needs_fixtures
 def test_parse_fixture_gke_event():
     text = (FIXTURES / "events_failedscheduling_insufficient_gpu_gke.txt").read_text()
     msg = text[text.index("0/2 nodes"):].strip()
@@ -62,6 +64,7 @@ def test_parse_fixture_gke_event():
     assert {r.plugin for r in parsed.reasons} == {"NodeResourcesFit"}
 
 
+@needs_fixtures
 def test_parse_fixture_6_nodes():
     text = (FIXTURES / "events_failedscheduling_6_nodes_insufficient_gpu.txt").read_text()
     parsed = parse_event_message(text[text.index("0/6 nodes"):].strip())
@@ -69,6 +72,7 @@ def test_parse_fixture_6_nodes():
     assert parsed.preemption is None
 
 
+@needs_fixtures
 def test_parse_fixture_aks_taint_and_double_period_preemption():
     lines = [ln for ln in (FIXTURES / "describe_pod_vllm_aks_gpu_spot_autoscaler.txt").read_text().splitlines()
              if "FailedScheduling" in ln]

@@ -11,6 +11,8 @@ an ephemeral claim the pod does not own (upstream: code Error, which kubegpu's S
 
 from __future__ import annotations
 
+from weakref import WeakKeyDictionary
+
 import numpy as np
 
 from kubegpu.model.cluster import ClusterState
@@ -115,6 +117,60 @@ def attached_by_attachments(state: ClusterState, vas: list[VolumeAttachment], cs
     return out
 
 
+class _Attached:
+    """What a cluster state already attaches, remembered per state: each node's CSINode and limits,
+    its VolumeAttachments, and each bound pod's volumes ({"driver/handle": driver}). A pod's volumes
+    depend on the node only through whether it has a CSINode (in-tree migration), so the answers
+    are shared by every pending pod instead of recomputed per pod and node."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+        self.csinodes = {c.name: c for c in state.of_kind("CSINode") if isinstance(c, CSINode)}
+        self.limits = {name: driver_limits(c) for name, c in self.csinodes.items()}
+        self.vas = attachments_by_node(state)
+        self._pods: dict[tuple[str, bool], tuple[Pod, dict[str, str]]] = {}
+        self._by_attachment: dict[str, dict[str, str]] = {}
+        self._nodes: dict[str, tuple[tuple, dict[str, str]]] = {}
+
+    def of_pod(self, pod: Pod, csinode: CSINode | None) -> dict[str, str]:
+        key = (pod.key, csinode is not None)
+        hit = self._pods.get(key)
+        if hit is None or hit[0] is not pod:
+            hit = self._pods[key] = (pod, attachable(self.state, pod, csinode, False))
+        return hit[1]
+
+    def by_attachments(self, name: str, csinode: CSINode | None) -> dict[str, str]:
+        hit = self._by_attachment.get(name)
+        if hit is None:
+            hit = self._by_attachment[name] = attached_by_attachments(self.state, self.vas.get(name, []), csinode)
+        return hit
+
+    def on_node(self, view, i: int, name: str, csinode: CSINode | None) -> dict[str, str]:
+        """The volumes the node's pods use; remembered while the node's pods are unchanged
+        (a snapshot replaces a node's slot tuple when its pods change, never mutates it)."""
+        plain = view.excluded is None and not view.extra.get(i)
+        slots = view.snapshot.node_slots[i]
+        hit = self._nodes.get(name) if plain else None
+        if hit is not None and hit[0] is slots:
+            return hit[1]
+        attached: dict[str, str] = {}
+        for p in view.pods_on(i):
+            attached.update(self.of_pod(p, csinode))
+        if plain:
+            self._nodes[name] = (slots, attached)
+        return attached
+
+
+_ATTACHED: "WeakKeyDictionary[ClusterState, _Attached]" = WeakKeyDictionary()
+
+
+def _attached(state: ClusterState) -> _Attached:
+    found = _ATTACHED.get(state)
+    if found is None:
+        found = _ATTACHED[state] = _Attached(state)
+    return found
+
+
 class NodeVolumeLimitsFilter:
     name = NAME
 
@@ -132,25 +188,26 @@ class NodeVolumeLimitsFilter:
             attachable(state, ctx.pod, None, True)  # a missing / foreign claim fails every node alike
         except ClaimError as e:
             return NodeStatuses.where(np.ones(len(idx), dtype=bool), Code.UNRESOLVABLE, (str(e),))
-        vas = attachments_by_node(state)
+        known = _attached(state)
         failed = np.zeros(len(idx), dtype=bool)
+        wants: dict[str, str] | None = None  # the pod's volumes on a node with a CSINode (all that do work)
         for k, i in enumerate(idx):  # only nodes whose CSINode reports limits do any work
-            csinode = state.get("CSINode", None, names[int(i)])
-            csinode = csinode if isinstance(csinode, CSINode) else None
-            limits = driver_limits(csinode)
+            name = names[int(i)]
+            limits = known.limits.get(name)
             if not limits:
                 continue
-            new = attachable(state, ctx.pod, csinode, True)
+            csinode = known.csinodes[name]
+            if wants is None:
+                wants = attachable(state, ctx.pod, csinode, True)
+            new = dict(wants)
             if not new:
                 continue
-            attached: dict[str, str] = {}
-            for p in view.pods_on(int(i)):
-                attached.update(attachable(state, p, csinode, False))
+            attached = known.on_node(view, int(i), name, csinode)
             counts: dict[str, int] = {}
             for unique, driver in attached.items():
                 new.pop(unique, None)
                 counts[driver] = counts.get(driver, 0) + 1
-            for unique, driver in attached_by_attachments(state, vas.get(names[int(i)], []), csinode).items():
+            for unique, driver in known.by_attachments(name, csinode).items():
                 if unique not in attached:
                     counts[driver] = counts.get(driver, 0) + 1
             wanted: dict[str, int] = {}

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from weakref import WeakKeyDictionary
+
 import numpy as np
 
 from kubegpu.model.kinds import CSINode, PersistentVolume, PersistentVolumeClaim
@@ -66,7 +68,7 @@ def migrated_nodes(snapshot, plugin: str) -> np.ndarray:
     return out
 
 
-def pv_node_mask(snapshot, pv: PersistentVolume) -> np.ndarray:
+def _node_mask(snapshot, pv: PersistentVolume) -> np.ndarray:
     labels = snapshot.labels
     mask = _raw_mask(pv, labels)
     if pv.spec.csi is None:
@@ -78,73 +80,153 @@ def pv_node_mask(snapshot, pv: PersistentVolume) -> np.ndarray:
     return mask
 
 
+# PV -> the nodes it may be used on, per node label index (pod-independent: computed once, not per
+# pod; node indexes rather than masks, as most PVs with a node affinity name one node or a zone)
+_USABLE: "WeakKeyDictionary[LabelIndex, dict[str, tuple[PersistentVolume, np.ndarray | None]]]" = \
+    WeakKeyDictionary()
+
+
+def _usable(snapshot, pv: PersistentVolume) -> np.ndarray | None:
+    """Indexes of the nodes that may use `pv`; None when every node may."""
+    memo = _USABLE.setdefault(snapshot.labels, {})
+    hit = memo.get(pv.name)
+    if hit is None or hit[0] is not pv:
+        mask = _node_mask(snapshot, pv)
+        hit = memo[pv.name] = (pv, None if mask.all() else np.flatnonzero(mask))
+    return hit[1]
+
+
+def pv_node_mask(snapshot, pv: PersistentVolume) -> np.ndarray:
+    """The nodes whose labels satisfy the PV's node affinity (upstream CheckNodeAffinity)."""
+    nodes = _usable(snapshot, pv)
+    n = len(snapshot.names)
+    if nodes is None:
+        return np.ones(n, dtype=bool)
+    mask = np.zeros(n, dtype=bool)
+    mask[nodes] = True
+    return mask
+
+
 def _bound_to(pv: PersistentVolume, claim: PersistentVolumeClaim) -> bool:
     ref = pv.spec.claim_ref
     return (ref is not None and ref.name == claim.name and (ref.namespace or "") == claim.namespace
             and (not ref.uid or ref.uid == claim.metadata.uid))
 
 
-def _static_ok(pv: PersistentVolume, claim: PersistentVolumeClaim) -> bool:
-    """FindMatchingVolume's node-independent checks for a PV not bound to this claim."""
-    if pv.status.phase != "Available":
-        return False
-    if claim.spec.selector is not None and not selector_matches(claim.spec.selector, pv.metadata.labels):
-        return False
-    if (pv.spec.storage_class_name or "") != claim_class(claim):
-        return False
-    return set(claim.spec.access_modes) <= set(pv.spec.access_modes)
+def candidates(state, classes) -> list[PersistentVolume]:
+    """The PVs of these storage classes that may serve a claim (upstream pvCache.ListPVs(class))."""
+    return [pv for pv in state.of_kind("PersistentVolume")
+            if (pv.spec.storage_class_name or "") in classes and pv.metadata.deletion_timestamp is None]
 
 
-def candidates(state, claims: list[PersistentVolumeClaim]) -> list[PersistentVolume]:
-    """The PVs of the claims' classes that may serve one of them (upstream pvCache.ListPVs(class))."""
-    classes = {claim_class(c) for c in claims}
-    out = []
-    for pv in state.of_kind("PersistentVolume"):
-        if (pv.spec.storage_class_name or "") in classes and pv.metadata.deletion_timestamp is None:
-            out.append(pv)
-    return out
+class _PVColumns:
+    """The candidate PVs as columns, in listing order; `rank` orders them by capacity (ties: listing order)."""
+
+    def __init__(self, snapshot, pvs: list[PersistentVolume]) -> None:
+        self.pvs = pvs
+        self.state = snapshot.state  # no reference to the snapshot: it is cached under the snapshot's labels
+        self.usable = usable = [_usable(snapshot, pv) for pv in pvs]
+        self.cap = np.fromiter((_storage(pv.spec.capacity.get("storage")) for pv in pvs), dtype=object,
+                               count=len(pvs))  # storage bytes may exceed int64 in hostile input
+        self.mode = np.asarray([pv.spec.volume_mode or "Filesystem" for pv in pvs], dtype=object)
+        self.klass = np.asarray([pv.spec.storage_class_name or "" for pv in pvs], dtype=object)
+        self.free = np.asarray([pv.spec.claim_ref is None for pv in pvs], dtype=bool)
+        self.available = np.asarray([pv.status.phase == "Available" for pv in pvs], dtype=bool)
+        self.bit: dict[str, int] = {}  # access mode -> its bit (modes as written; any string counts)
+        for pv in pvs:
+            for m in pv.spec.access_modes:
+                self.bit.setdefault(m, len(self.bit))
+        self.access = np.asarray([sum(1 << self.bit[m] for m in set(pv.spec.access_modes)) for pv in pvs],
+                                 dtype=object)  # PVs may list any number of modes
+        order = sorted(range(len(pvs)), key=lambda k: (self.cap[k], k))
+        self.by_rank = np.asarray(order, dtype=np.int64)
+        self.rank = np.empty(len(pvs), dtype=np.int64)
+        self.rank[self.by_rank] = np.arange(len(pvs))
+        self.dense = np.asarray([u is None for u in usable], dtype=bool)
+        sparse = [(k, u) for k, u in enumerate(usable) if u is not None]
+        self.pair_node = np.concatenate([nodes for _, nodes in sparse]) if sparse else np.zeros(0, np.int64)
+        self.pair_pv = (np.repeat([k for k, _ in sparse], [len(nodes) for _, nodes in sparse])
+                        if sparse else np.zeros(0, np.int64)).astype(np.int64)
+
+    def eligible(self, claim: PersistentVolumeClaim) -> tuple[np.ndarray, int | None]:
+        """(PVs this claim may take if the node allows it, the PV pre-bound to it if any): the
+        node-independent half of upstream FindMatchingVolume."""
+        want = _storage(claim.spec.resources.requests.get("storage"))
+        sized = (self.cap >= want) & (self.mode == (claim.spec.volume_mode or "Filesystem"))
+        sized = sized.astype(bool)
+        pre = next((k for k in np.flatnonzero(sized & ~self.free) if _bound_to(self.pvs[k], claim)), None)
+        ok = sized & self.free & self.available & (self.klass == claim_class(claim))
+        if any(m not in self.bit for m in claim.spec.access_modes):
+            ok[:] = False  # no PV offers that mode
+        else:
+            need = sum(1 << self.bit[m] for m in set(claim.spec.access_modes))
+            ok &= ((self.access & need) == need).astype(bool)
+        if claim.spec.selector is not None:
+            for k in np.flatnonzero(ok):
+                ok[k] = selector_matches(claim.spec.selector, self.pvs[k].metadata.labels)
+        return ok, (int(pre) if pre is not None else None)
+
+    def _mask(self, k: int, n: int) -> np.ndarray:
+        nodes = self.usable[k]
+        mask = np.ones(n, dtype=bool) if nodes is None else np.zeros(n, dtype=bool)
+        if nodes is not None:
+            mask[nodes] = True
+        return mask
+
+    def choose(self, n: int, ok: np.ndarray, pre: int | None, taken: list[np.ndarray]) -> np.ndarray:
+        """Per node, the PV a claim takes (-1: none): the pre-bound PV where it is not already taken
+        (none where its node affinity fails), else the smallest eligible PV usable there and not
+        taken by an earlier claim."""
+        big = len(self.pvs)
+        best = np.full(n, big, dtype=np.int64)
+        pairs = ok[self.pair_pv]
+        for prev in taken:
+            pairs &= self.pair_pv != prev[self.pair_node]
+        np.minimum.at(best, self.pair_node[pairs], self.rank[self.pair_pv[pairs]])
+        dense = self.by_rank[(ok & self.dense)[self.by_rank]][: len(taken) + 1]  # an earlier claim took at most one
+        for k in dense[::-1]:  # smallest last, so it wins where it is free
+            free_here = np.ones(n, dtype=bool)
+            for prev in taken:
+                free_here &= prev != k
+            best = np.where(free_here & (self.rank[k] < best), self.rank[k], best)
+        answer = np.where(best < big, self.by_rank[np.minimum(best, big - 1)], -1)
+        if pre is not None:
+            free_here = np.ones(n, dtype=bool)
+            for prev in taken:
+                free_here &= prev != pre
+            answer = np.where(free_here, np.where(self._mask(pre, n), pre, -1), answer)
+        return answer
 
 
-def _match(claim, pvs, usable, chosen) -> PersistentVolume | None:
-    want = _storage(claim.spec.resources.requests.get("storage"))
-    mode = claim.spec.volume_mode or "Filesystem"
-    smallest, size = None, 0
-    for k, pv in enumerate(pvs):
-        if pv.name in chosen:
-            continue
-        if pv.spec.claim_ref is not None and not _bound_to(pv, claim):
-            continue
-        cap = _storage(pv.spec.capacity.get("storage"))
-        if cap < want or (pv.spec.volume_mode or "Filesystem") != mode:
-            continue
-        if _bound_to(pv, claim):
-            return pv if usable[k] else None  # a pre-bound PV is the only answer
-        if not usable[k] or not _static_ok(pv, claim):
-            continue
-        if smallest is None or cap < size:
-            smallest, size = pv, cap
-    return smallest
+_COLUMNS: "WeakKeyDictionary[LabelIndex, dict[frozenset[str], _PVColumns]]" = WeakKeyDictionary()
+
+
+def _columns(snapshot, classes: frozenset[str]) -> _PVColumns:
+    """The candidate PVs of these classes as columns, built once per snapshot labels (PVs do not
+    change while a cluster state is read), not once per pod."""
+    memo = _COLUMNS.setdefault(snapshot.labels, {})
+    cols = memo.get(classes)
+    if cols is None or cols.state is not snapshot.state:
+        cols = memo[classes] = _PVColumns(snapshot, candidates(snapshot.state, classes))
+    return cols
 
 
 def unmatched_claims(snapshot, claims: list[PersistentVolumeClaim]) -> list[tuple[np.ndarray, list]]:
-    """[(node mask, claims left without a PV on those nodes)], the masks partitioning all nodes."""
+    """[(node mask, claims left without a PV on those nodes)], the masks partitioning all nodes.
+
+    upstream findMatchingVolumes on every node at once: claims by increasing request, each taking
+    the smallest fitting PV not yet chosen on that node (vectorised over nodes; no loop over
+    nodes x PVs, so thousands of local PVs with one node each stay cheap)."""
     n = len(snapshot.names)
     order = sorted(claims, key=lambda c: _storage(c.spec.resources.requests.get("storage")))
-    pvs = candidates(snapshot.state, claims)
-    if not pvs:
+    cols = _columns(snapshot, frozenset(claim_class(c) for c in claims))
+    if not cols.pvs:
         return [(np.ones(n, dtype=bool), order)]
-    matrix = np.stack([pv_node_mask(snapshot, pv) for pv in pvs], axis=1)  # nodes x PVs
-    signatures, group = np.unique(matrix, axis=0, return_inverse=True)
+    taken: list[np.ndarray] = []
+    for claim in order:
+        ok, pre = cols.eligible(claim)
+        taken.append(cols.choose(n, ok, pre, taken))
+    left = np.stack([t < 0 for t in taken], axis=1)  # nodes x claims
+    signatures, group = np.unique(left, axis=0, return_inverse=True)
     group = np.asarray(group).reshape(-1)
-    out = []
-    for g, usable in enumerate(signatures):
-        chosen: set[str] = set()
-        left = []
-        for claim in order:
-            pv = _match(claim, pvs, usable, chosen)
-            if pv is None:
-                left.append(claim)
-            else:
-                chosen.add(pv.name)
-        out.append((group == g, left))
-    return out
+    return [(group == g, [c for c, miss in zip(order, sig) if miss]) for g, sig in enumerate(signatures)]

@@ -1,0 +1,63 @@
+"""NodeVolumeLimits remembers what each node attaches; a what-if view must still see its own pods.
+
+The counts are kept per cluster state and reused while a node's pods are unchanged. A snapshot
+copy with a pod removed (defrag, preemption) and a view with pods hidden (the preemption dry run's
+"lower-priority pods removed") must get their own counts, not the remembered ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kubegpu.model.cluster import ClusterState
+from kubegpu.model.decode import decode_object
+from kubegpu.scheduling.cycle import _context
+from kubegpu.scheduling.filters.nodevolumelimits import NodeVolumeLimitsFilter
+from kubegpu.scheduling.snapshot import SchedulingSnapshot
+from kubegpu.scheduling.versions import NEWEST
+
+from .upstream_volumes.runner import csinode, node, pod, pv, pvc, pvc_volume
+
+DRIVER = "ebs.csi.aws.com"
+
+
+def _cluster():
+    docs = [node("n0"), node("n1"), csinode("n0", {DRIVER: 2}), csinode("n1", {DRIVER: 2})]
+    for k in range(3):
+        docs.append(pv(f"vol-{k}", sc="gp3", source={"csi": {"driver": DRIVER, "volumeHandle": f"h{k}"}}))
+        docs.append(pvc(f"data-{k}", sc="gp3", volume=f"vol-{k}", bound=True))
+    for k in range(2):  # n0 attaches two volumes: its limit
+        docs.append(pod(f"user-{k}", volumes=[pvc_volume(f"data-{k}")], node_name="n0"))
+    docs.append(pod("user-n1", volumes=[pvc_volume("data-0")], node_name="n1"))  # shares a volume with n0
+    state = ClusterState([decode_object(d) for d in docs])
+    new = decode_object(pod("new", volumes=[pvc_volume("data-2")]))
+    return state, new
+
+
+def _failing(snapshot, new, view=None) -> list[str]:
+    ctx = _context(snapshot, new, NEWEST, None)
+    plugin = NodeVolumeLimitsFilter()
+    assert plugin.pre_filter(ctx) is None
+    out = plugin.filter(ctx, view if view is not None else snapshot.view(ctx.info), np.arange(len(snapshot.names)))
+    return [name for i, name in enumerate(snapshot.names) if out.status(i, plugin.name).code != 0]
+
+
+def test_a_full_node_fails_and_a_copy_without_one_of_its_pods_passes():
+    state, new = _cluster()
+    snapshot = SchedulingSnapshot.from_cluster(state)
+    assert _failing(snapshot, new) == ["n0"]
+    lighter = snapshot.copy()
+    lighter.remove("default/user-0")
+    assert _failing(lighter, new) == []
+    assert _failing(snapshot, new) == ["n0"]  # the original is unchanged
+
+
+def test_a_view_with_pods_hidden_counts_without_them():
+    state, new = _cluster()
+    snapshot = SchedulingSnapshot.from_cluster(state)
+    assert _failing(snapshot, new) == ["n0"]
+    hidden = np.zeros(len(snapshot.alive), dtype=bool)
+    hidden[snapshot.slot["default/user-1"]] = True
+    ctx = _context(snapshot, new, NEWEST, None)
+    assert _failing(snapshot, new, snapshot.view(ctx.info).without(hidden)) == []
+    assert _failing(snapshot, new) == ["n0"]
