@@ -8,15 +8,18 @@ copy with a pod removed (defrag, preemption) and a view with pods hidden (the pr
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import example, given, settings
+from hypothesis import strategies as hs
 
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.decode import decode_object
 from kubegpu.scheduling.cycle import _context
+from kubegpu.scheduling.filters import nodevolumelimits as nvl
 from kubegpu.scheduling.filters.nodevolumelimits import NodeVolumeLimitsFilter
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import NEWEST
 
-from .upstream_volumes.runner import csinode, node, pod, pv, pvc, pvc_volume
+from .upstream_volumes.runner import csinode, node, pod, pv, pvc, pvc_volume, volume_attachment
 
 DRIVER = "ebs.csi.aws.com"
 
@@ -61,3 +64,40 @@ def test_a_view_with_pods_hidden_counts_without_them():
     ctx = _context(snapshot, new, NEWEST, None)
     assert _failing(snapshot, new, snapshot.view(ctx.info).without(hidden)) == []
     assert _failing(snapshot, new) == ["n0"]
+
+
+volumes_of = hs.lists(hs.integers(0, 5), max_size=3, unique=True)
+
+
+@settings(max_examples=150, deadline=None)
+@given(hs.lists(hs.one_of(hs.none(), hs.integers(0, 4)), min_size=1, max_size=4),
+       hs.lists(hs.tuples(hs.integers(0, 3), volumes_of), max_size=6),
+       hs.lists(hs.tuples(hs.integers(0, 3), hs.integers(0, 5)), max_size=3),
+       volumes_of.filter(bool))
+@example([2], [(0, [0])], [(0, 0)], [1])  # a volume both a pod and a VolumeAttachment hold counts once
+def test_node_columns_agree_with_upstream_counting_one_node_at_a_time(limits, bound, attachments, wanted):
+    """Per node: the distinct volumes of its pods and VolumeAttachments, plus the new pod's volumes
+    not already attached by a pod, against the CSINode's count (None: no CSINode)."""
+    docs = []
+    for i, count in enumerate(limits):
+        docs.append(node(f"n{i}"))
+        if count is not None:
+            docs.append(csinode(f"n{i}", {DRIVER: count}))
+    for k in range(6):
+        docs.append(pv(f"vol-{k}", sc="gp3", source={"csi": {"driver": DRIVER, "volumeHandle": f"h{k}"}}))
+        docs.append(pvc(f"data-{k}", sc="gp3", volume=f"vol-{k}", bound=True))
+    for j, (i, vols) in enumerate(bound):
+        if i < len(limits):
+            docs.append(pod(f"user-{j}", volumes=[pvc_volume(f"data-{k}") for k in vols], node_name=f"n{i}"))
+    for j, (i, k) in enumerate(attachments):
+        if i < len(limits):
+            docs.append(volume_attachment(f"va-{j}", f"n{i}", DRIVER, f"vol-{k}"))
+    state = ClusterState([decode_object(d) for d in docs])
+    new = decode_object(pod("new", volumes=[pvc_volume(f"data-{k}") for k in wanted]))
+    snapshot = SchedulingSnapshot.from_cluster(state)
+    ctx = _context(snapshot, new, NEWEST, None)
+    view = snapshot.view(ctx.info)
+    known = nvl._attached(state)
+    want = nvl.attachable(state, new, next(iter(known.csinodes.values()), None), True)
+    expected = [nvl._over_on(view, i, known, want) for i in range(len(snapshot.names))]
+    assert _failing(snapshot, new) == [n for n, bad in zip(snapshot.names, expected) if bad]

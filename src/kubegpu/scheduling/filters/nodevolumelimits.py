@@ -171,6 +171,71 @@ def _attached(state: ClusterState) -> _Attached:
     return found
 
 
+class _Counts:
+    """Per node and driver, as columns over a snapshot's nodes (its own pods, no what-if): the
+    distinct volumes attached (pods and VolumeAttachments) and the CSINode limit (-1: none); and
+    where each pod-attached volume is, so a new pod's volume already there is not counted twice."""
+
+    def __init__(self, snapshot, known: _Attached) -> None:
+        self.slots = list(snapshot.node_slots)
+        view = snapshot.view()
+        n = len(snapshot.names)
+        drivers = sorted({d for lim in known.limits.values() for d in lim})
+        self.col = {d: j for j, d in enumerate(drivers)}
+        self.attached = np.zeros((n, len(drivers)), dtype=np.int64)
+        self.limit = np.full((n, len(drivers)), -1, dtype=np.int64)
+        where: dict[str, list[int]] = {}
+        for i, name in enumerate(snapshot.names):
+            limits = known.limits.get(name)
+            if not limits:
+                continue
+            csinode = known.csinodes[name]
+            for d, count in limits.items():
+                self.limit[i, self.col[d]] = count
+            on_pods = known.on_node(view, i, name, csinode)
+            seen = dict(on_pods)
+            for unique, driver in known.by_attachments(name, csinode).items():
+                seen.setdefault(unique, driver)
+            for unique in on_pods:
+                where.setdefault(unique, []).append(i)
+            for driver in seen.values():
+                if driver in self.col:
+                    self.attached[i, self.col[driver]] += 1
+        self.where = {u: np.asarray(nodes, dtype=np.int64) for u, nodes in where.items()}
+
+    def current(self, snapshot) -> bool:
+        """Still this snapshot's pods (a node's slot tuple is replaced when its pods change)."""
+        return len(self.slots) == len(snapshot.node_slots) and all(
+            a is b for a, b in zip(self.slots, snapshot.node_slots))
+
+    def over(self, new: dict[str, str]) -> np.ndarray:
+        """Nodes where a driver's attached volumes plus the pod's new ones exceed its limit."""
+        n = len(self.slots)
+        failed = np.zeros(n, dtype=bool)
+        for driver in set(new.values()):
+            j = self.col.get(driver)
+            if j is None:
+                continue  # no node limits this driver
+            mine = [u for u, d in new.items() if d == driver]
+            remaining = np.full(n, len(mine), dtype=np.int64)
+            for u in mine:
+                if u in self.where:
+                    remaining[self.where[u]] -= 1  # already attached there by a pod: not new
+            failed |= ((self.limit[:, j] >= 0) & (remaining > 0)
+                       & (self.attached[:, j] + remaining > self.limit[:, j]))
+        return failed
+
+
+_COUNTS: "WeakKeyDictionary[object, _Counts]" = WeakKeyDictionary()
+
+
+def _counts(snapshot, known: _Attached) -> _Counts:
+    found = _COUNTS.get(snapshot)
+    if found is None or not found.current(snapshot):
+        found = _COUNTS[snapshot] = _Counts(snapshot, known)
+    return found
+
+
 class NodeVolumeLimitsFilter:
     name = NAME
 
@@ -183,35 +248,51 @@ class NodeVolumeLimitsFilter:
 
     def filter(self, ctx: CycleContext, view, idx: np.ndarray) -> NodeStatuses:
         state = ctx.snapshot.state
-        names = ctx.snapshot.names
         try:
             attachable(state, ctx.pod, None, True)  # a missing / foreign claim fails every node alike
         except ClaimError as e:
             return NodeStatuses.where(np.ones(len(idx), dtype=bool), Code.UNRESOLVABLE, (str(e),))
         known = _attached(state)
-        failed = np.zeros(len(idx), dtype=bool)
-        wants: dict[str, str] | None = None  # the pod's volumes on a node with a CSINode (all that do work)
-        for k, i in enumerate(idx):  # only nodes whose CSINode reports limits do any work
-            name = names[int(i)]
-            limits = known.limits.get(name)
-            if not limits:
-                continue
-            csinode = known.csinodes[name]
-            if wants is None:
-                wants = attachable(state, ctx.pod, csinode, True)
-            new = dict(wants)
-            if not new:
-                continue
-            attached = known.on_node(view, int(i), name, csinode)
-            counts: dict[str, int] = {}
-            for unique, driver in attached.items():
-                new.pop(unique, None)
-                counts[driver] = counts.get(driver, 0) + 1
-            for unique, driver in known.by_attachments(name, csinode).items():
-                if unique not in attached:
-                    counts[driver] = counts.get(driver, 0) + 1
-            wanted: dict[str, int] = {}
-            for driver in new.values():
-                wanted[driver] = wanted.get(driver, 0) + 1
-            failed[k] = any(d in limits and counts.get(d, 0) + c > limits[d] for d, c in wanted.items())
-        return NodeStatuses.where(failed, Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT,))
+        if not any(known.limits.values()):
+            return NodeStatuses.where(np.zeros(len(idx), dtype=bool), Code.UNSCHEDULABLE, ())
+        # only nodes whose CSINode reports limits do any work, and on those migration is on
+        new = attachable(state, ctx.pod, next(iter(known.csinodes.values())), True)
+        if not new:
+            return NodeStatuses.where(np.zeros(len(idx), dtype=bool), Code.UNSCHEDULABLE, ())
+        failed = _counts(ctx.snapshot, known).over(new)
+        for i in _what_if_nodes(view):  # nodes whose pods the view changes: counted from its own pods
+            failed[i] = _over_on(view, int(i), known, new)
+        return NodeStatuses.where(failed[idx], Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT,))
+
+
+def _what_if_nodes(view) -> np.ndarray:
+    """Nodes where the view hides pods or adds ones the snapshot does not hold."""
+    snap = view.snapshot
+    nodes = [np.asarray(list(view.extra), dtype=np.int64)]
+    if view.excluded is not None:
+        m = len(snap.alive)
+        hidden = view.excluded[:m] & snap.alive[:m]
+        nodes.append(snap.pod_node[:m][hidden].astype(np.int64))
+    return np.unique(np.concatenate(nodes))
+
+
+def _over_on(view, i: int, known: _Attached, new: dict[str, str]) -> bool:
+    """One node's verdict from the view's own pods (upstream Filter on one NodeInfo)."""
+    name = view.snapshot.names[i]
+    limits = known.limits.get(name)
+    if not limits:
+        return False
+    csinode = known.csinodes[name]
+    new = dict(new)
+    attached = known.on_node(view, i, name, csinode)
+    counts: dict[str, int] = {}
+    for unique, driver in attached.items():
+        new.pop(unique, None)
+        counts[driver] = counts.get(driver, 0) + 1
+    for unique, driver in known.by_attachments(name, csinode).items():
+        if unique not in attached:
+            counts[driver] = counts.get(driver, 0) + 1
+    wanted: dict[str, int] = {}
+    for driver in new.values():
+        wanted[driver] = wanted.get(driver, 0) + 1
+    return any(d in limits and counts.get(d, 0) + c > limits[d] for d, c in wanted.items())
