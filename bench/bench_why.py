@@ -1,14 +1,16 @@
 """Benchmark: `kubegpu why --all -o json` end to end, as a user runs it.
 
 Writes the synthetic 5,000-node / 50,000-pod / 1,000-pending dump (bench/synthetic_cluster.py) in
-four variants to a temp dir: full (no free GPU at all), fragmented (1-3 free GPUs on every node,
-pending pods ask 4 or 8, so each needs moves), and each of those with every pending pod carrying
-a required anti-affinity and a zone spread constraint. Runs the real CLI in a subprocess with stdout redirected to a file,
-then parses the file back and counts. Reports wall time, the child's CPU seconds and
-peak RSS (getrusage RUSAGE_CHILDREN), output size, reports, pending pods present, and how many pending
-workloads got a move remedy. Targets: < 10 s wall, < 2 GB RSS, < 200 MB output, every pod present.
+five variants to a temp dir: full (no free GPU at all), fragmented (1-3 free GPUs on every node,
+pending pods ask 4 or 8, so each needs moves), each of those with every pending pod carrying a
+required anti-affinity and a zone spread constraint, and volumes (CSINode attach limits and two
+local NVMe PVs on every GPU node, EBS claims on running pods, a local-NVMe claim on every pending
+pod). Runs the real CLI in a subprocess with stdout redirected to a file, then parses the file
+back and counts. Reports wall time, the child's CPU seconds and peak RSS (getrusage
+RUSAGE_CHILDREN), output size, reports, pending pods present, and how many pending workloads got a
+move remedy. Targets: < 10 s wall, < 2 GB RSS, < 200 MB output, every pod present.
 
-    PYTHONPATH=src python bench/bench_why.py [--nodes 5000] [--pods 50000] [--pending 1000]
+    PYTHONPATH=src python bench/bench_why.py [--nodes 5000] [--pods 50000] [--pending 1000] [--cases full,volumes]
 """
 
 from __future__ import annotations
@@ -54,18 +56,24 @@ def run_case(name: str, dump: Path, out: Path) -> dict:
             "with_move": len(moves)}
 
 
+CASES = {"full": {}, "full+aff": {"affinity": True}, "frag": {"fragmented": True},
+         "frag+aff": {"affinity": True, "fragmented": True}, "volumes": {"volumes": True}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--pods", type=int, default=50000)
     ap.add_argument("--pending", type=int, default=1000)
+    ap.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of: {', '.join(CASES)}")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, affinity, fragmented in (("full", False, False), ("full+aff", True, False),
-                                           ("frag", False, True), ("frag+aff", True, True)):
+        for name in args.cases.split(","):
+            if name not in CASES:
+                raise SystemExit(f"unknown case {name!r}; known: {', '.join(CASES)}")
             dump = write_synthetic(Path(tmp) / f"{name}.json", nodes=args.nodes, pods=args.pods,
-                                   pending=args.pending, affinity=affinity, fragmented=fragmented)
+                                   pending=args.pending, **CASES[name])
             rows.append(run_case(name, dump, Path(tmp) / f"{name}.out.json"))
             (Path(tmp) / f"{name}.out.json").unlink()
     print(f"{'case':<9} {'nodes':>6} {'pods':>6} {'wall s':>7} {'cpu s':>6} {'peak RSS MiB':>13} {'out MB':>7} "

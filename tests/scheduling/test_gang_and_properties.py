@@ -1,5 +1,6 @@
 """Gangs as one unit, and the invariant that a pod `why` says fits really fits."""
 
+import numpy as np
 from sched_builders import cluster, node, obj, pod
 from hypothesis import given, settings
 from hypothesis import strategies as hs
@@ -67,3 +68,25 @@ def test_snapshot_copy_is_independent_and_remove_restores():
     assert work.requested[0].sum() < snap.requested[0].sum() and snap.pods_on(0)[0].name == "u"
     work.assume(st.pod("default", "u"), "a")
     assert (work.requested == snap.requested).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(hs.lists(hs.tuples(hs.integers(0, 3), hs.integers(0, 8), hs.integers(1, 16)), max_size=10),
+       hs.lists(hs.booleans(), max_size=10), hs.booleans())
+def test_a_view_without_every_pod_equals_hiding_every_alive_slot(bound, pre_hidden, nominated):
+    """never_fits' empty-cluster view (only nominated pods stay) == `without` of every alive slot."""
+    nodes = [node(f"n{i}", cpu="16", gpus=8) for i in range(4)]
+    pods = [pod(f"b{k}", node_name=f"n{i}", gpus=g, cpu=str(c)) for k, (i, g, c) in enumerate(bound)]
+    extra = [pod("nom", gpus=2, cpu="1", nominated="n1", priority=10)] if nominated else []
+    st = cluster(*nodes, *pods, *extra, pod("p", gpus=1, cpu="1"))
+    snap = SchedulingSnapshot.from_cluster(st)
+    view = snap.view(snap.pod_info(st.pod("default", "p")))
+    hide = np.zeros(len(snap.alive), dtype=bool)
+    for k, gone in enumerate(pre_hidden[: len(pods)]):
+        hide[snap.slot[f"default/b{k}"]] = gone
+    view = view.without(hide)
+    everything = np.zeros(len(snap.alive), dtype=bool)
+    everything[: snap.slot_count] = snap.alive[: snap.slot_count]
+    a, b = view.without(everything), view.without_every_pod()
+    assert (a.requested == b.requested).all() and (a.pod_count == b.pod_count).all()
+    assert (a.excluded == b.excluded).all() and a.extra == b.extra

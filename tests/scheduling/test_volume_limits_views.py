@@ -73,9 +73,9 @@ volumes_of = hs.lists(hs.integers(0, 5), max_size=3, unique=True)
 @given(hs.lists(hs.one_of(hs.none(), hs.integers(0, 4)), min_size=1, max_size=4),
        hs.lists(hs.tuples(hs.integers(0, 3), volumes_of), max_size=6),
        hs.lists(hs.tuples(hs.integers(0, 3), hs.integers(0, 5)), max_size=3),
-       volumes_of.filter(bool))
-@example([2], [(0, [0])], [(0, 0)], [1])  # a volume both a pod and a VolumeAttachment hold counts once
-def test_node_columns_agree_with_upstream_counting_one_node_at_a_time(limits, bound, attachments, wanted):
+       volumes_of.filter(bool), hs.lists(hs.booleans(), max_size=6))
+@example([2], [(0, [0])], [(0, 0)], [1], [])  # a volume both a pod and a VolumeAttachment hold counts once
+def test_node_columns_agree_with_upstream_counting_one_node_at_a_time(limits, bound, attachments, wanted, hide):
     """Per node: the distinct volumes of its pods and VolumeAttachments, plus the new pod's volumes
     not already attached by a pod, against the CSINode's count (None: no CSINode)."""
     docs = []
@@ -97,7 +97,40 @@ def test_node_columns_agree_with_upstream_counting_one_node_at_a_time(limits, bo
     snapshot = SchedulingSnapshot.from_cluster(state)
     ctx = _context(snapshot, new, NEWEST, None)
     view = snapshot.view(ctx.info)
-    known = nvl._attached(state)
-    want = nvl.attachable(state, new, next(iter(known.csinodes.values()), None), True)
-    expected = [nvl._over_on(view, i, known, want) for i in range(len(snapshot.names))]
+    expected = [_over_on_one_node(view, i, new) for i in range(len(snapshot.names))]
     assert _failing(snapshot, new) == [n for n, bad in zip(snapshot.names, expected) if bad]
+    hidden = np.zeros(len(snapshot.alive), dtype=bool)  # a what-if view: some pods removed
+    for j, gone in enumerate(hide):
+        if gone and f"default/user-{j}" in snapshot.slot:
+            hidden[snapshot.slot[f"default/user-{j}"]] = True
+    what_if = view.without(hidden)
+    expected = [_over_on_one_node(what_if, i, new) for i in range(len(snapshot.names))]
+    assert _failing(snapshot, new, what_if) == [n for n, bad in zip(snapshot.names, expected) if bad]
+
+
+def _over_on_one_node(view, i: int, new_pod) -> bool:
+    """upstream csi.go Filter on one NodeInfo: the node's pods' volumes are attached, its
+    VolumeAttachments count unless a pod holds the same volume, the new pod's volumes that a pod
+    there holds are not new; fail when a limited driver's attached + new exceeds its count."""
+    state = view.snapshot.state
+    name = view.snapshot.names[i]
+    csinode = state.get("CSINode", None, name)
+    limits = nvl.driver_limits(csinode)
+    if not limits:
+        return False
+    new = nvl.attachable(state, new_pod, csinode, True)
+    attached: dict[str, str] = {}
+    for p in view.pods_on(i):
+        attached.update(nvl.attachable(state, p, csinode, False))
+    counts: dict[str, int] = {}
+    for unique, driver in attached.items():
+        new.pop(unique, None)
+        counts[driver] = counts.get(driver, 0) + 1
+    vas = [va for va in state.of_kind("VolumeAttachment") if va.spec.node_name == name]
+    for unique, driver in nvl.attached_by_attachments(state, vas, csinode).items():
+        if unique not in attached:
+            counts[driver] = counts.get(driver, 0) + 1
+    wanted: dict[str, int] = {}
+    for driver in new.values():
+        wanted[driver] = wanted.get(driver, 0) + 1
+    return any(d in limits and counts.get(d, 0) + c > limits[d] for d, c in wanted.items())

@@ -217,11 +217,7 @@ def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | N
 
 def never_fits(snap: SchedulingSnapshot, outcome: FilterOutcome, v: KubeVersion) -> tuple[bool, str]:
     """Would the pod fit on any node if every pod were gone? If not, say why (the static blockers)."""
-    view = snap.view(outcome.info)
-    m = snap.slot_count
-    everything = np.zeros(len(snap.alive), dtype=bool)
-    everything[:m] = snap.alive[:m]
-    empty = run_filters(snap, outcome.pod, v, info=outcome.info, view=view.without(everything))
+    empty = run_filters(snap, outcome.pod, v, info=outcome.info, view=snap.view(outcome.info).without_every_pod())
     if empty.schedulable:
         return False, ""
     if empty.prefilter is not None:

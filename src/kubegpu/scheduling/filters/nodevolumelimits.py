@@ -117,123 +117,160 @@ def attached_by_attachments(state: ClusterState, vas: list[VolumeAttachment], cs
     return out
 
 
-class _Attached:
-    """What a cluster state already attaches, remembered per state: each node's CSINode and limits,
-    its VolumeAttachments, and each bound pod's volumes ({"driver/handle": driver}). A pod's volumes
-    depend on the node only through whether it has a CSINode (in-tree migration), so the answers
-    are shared by every pending pod instead of recomputed per pod and node."""
+class _StateVolumes:
+    """What a cluster state attaches, numbered once per state: each CSINode's limits, the
+    VolumeAttachments per node, and each pod's volumes. Volumes are interned ("driver/handle" ->
+    int), so a node's counts are array operations. A pod's volumes depend on its node only through
+    whether the node has a CSINode (in-tree migration); only nodes with a CSINode have limits, so
+    pods are read as on such a node."""
 
     def __init__(self, state: ClusterState) -> None:
         self.state = state
         self.csinodes = {c.name: c for c in state.of_kind("CSINode") if isinstance(c, CSINode)}
         self.limits = {name: driver_limits(c) for name, c in self.csinodes.items()}
+        self.any_csinode = next(iter(self.csinodes.values()), None)
         self.vas = attachments_by_node(state)
-        self._pods: dict[tuple[str, bool], tuple[Pod, dict[str, str]]] = {}
-        self._by_attachment: dict[str, dict[str, str]] = {}
-        self._nodes: dict[str, tuple[tuple, dict[str, str]]] = {}
+        self.ids: dict[str, int] = {}       # "driver/handle" -> volume id
+        self.driver_of: list[str] = []      # volume id -> driver
+        drivers = sorted({d for lim in self.limits.values() for d in lim})
+        self.col = {d: j for j, d in enumerate(drivers)}  # limited driver -> column
+        self._vol_col = np.zeros(0, dtype=np.int64)
+        self._pods: dict[str, tuple[Pod, np.ndarray]] = {}
 
-    def of_pod(self, pod: Pod, csinode: CSINode | None) -> dict[str, str]:
-        key = (pod.key, csinode is not None)
-        hit = self._pods.get(key)
+    def intern(self, volumes: dict[str, str]) -> np.ndarray:
+        out = []
+        for unique, driver in volumes.items():
+            vid = self.ids.get(unique)
+            if vid is None:
+                vid = self.ids[unique] = len(self.driver_of)
+                self.driver_of.append(driver)
+            out.append(vid)
+        return np.asarray(out, dtype=np.int64)
+
+    def vol_col(self) -> np.ndarray:
+        """Per volume id, its driver's column (-1: a driver no node limits)."""
+        if len(self._vol_col) != len(self.driver_of):
+            extra = [self.col.get(d, -1) for d in self.driver_of[len(self._vol_col):]]
+            self._vol_col = np.concatenate([self._vol_col, np.asarray(extra, dtype=np.int64)])
+        return self._vol_col
+
+    def of_pod(self, pod: Pod) -> np.ndarray:
+        """Ids of the volumes a bound pod holds (upstream filterAttachableVolumes, existing pod)."""
+        hit = self._pods.get(pod.key)
         if hit is None or hit[0] is not pod:
-            hit = self._pods[key] = (pod, attachable(self.state, pod, csinode, False))
+            hit = self._pods[pod.key] = (pod, self.intern(attachable(self.state, pod, self.any_csinode, False)))
         return hit[1]
 
-    def by_attachments(self, name: str, csinode: CSINode | None) -> dict[str, str]:
-        hit = self._by_attachment.get(name)
-        if hit is None:
-            hit = self._by_attachment[name] = attached_by_attachments(self.state, self.vas.get(name, []), csinode)
-        return hit
 
-    def on_node(self, view, i: int, name: str, csinode: CSINode | None) -> dict[str, str]:
-        """The volumes the node's pods use; remembered while the node's pods are unchanged
-        (a snapshot replaces a node's slot tuple when its pods change, never mutates it)."""
-        plain = view.excluded is None and not view.extra.get(i)
-        slots = view.snapshot.node_slots[i]
-        hit = self._nodes.get(name) if plain else None
-        if hit is not None and hit[0] is slots:
-            return hit[1]
-        attached: dict[str, str] = {}
-        for p in view.pods_on(i):
-            attached.update(self.of_pod(p, csinode))
-        if plain:
-            self._nodes[name] = (slots, attached)
-        return attached
+class _SnapshotVolumes:
+    """Per snapshot: the limits as a node x driver table and (pod slot, volume) rows for every
+    bound pod, plus each node's VolumeAttachments as (node, volume) pairs."""
 
-
-_ATTACHED: "WeakKeyDictionary[ClusterState, _Attached]" = WeakKeyDictionary()
-
-
-def _attached(state: ClusterState) -> _Attached:
-    found = _ATTACHED.get(state)
-    if found is None:
-        found = _ATTACHED[state] = _Attached(state)
-    return found
-
-
-class _Counts:
-    """Per node and driver, as columns over a snapshot's nodes (its own pods, no what-if): the
-    distinct volumes attached (pods and VolumeAttachments) and the CSINode limit (-1: none); and
-    where each pod-attached volume is, so a new pod's volume already there is not counted twice."""
-
-    def __init__(self, snapshot, known: _Attached) -> None:
+    def __init__(self, snapshot, known: _StateVolumes) -> None:
         self.slots = list(snapshot.node_slots)
-        view = snapshot.view()
+        self.n_slots = len(snapshot.alive)
         n = len(snapshot.names)
-        drivers = sorted({d for lim in known.limits.values() for d in lim})
-        self.col = {d: j for j, d in enumerate(drivers)}
-        self.attached = np.zeros((n, len(drivers)), dtype=np.int64)
-        self.limit = np.full((n, len(drivers)), -1, dtype=np.int64)
-        where: dict[str, list[int]] = {}
+        self.col = known.col
+        self.limit = np.full((n, len(self.col)), -1, dtype=np.int64)
+        va_nodes, va_ids = [], []
         for i, name in enumerate(snapshot.names):
-            limits = known.limits.get(name)
-            if not limits:
-                continue
-            csinode = known.csinodes[name]
-            for d, count in limits.items():
+            for d, count in known.limits.get(name, {}).items():
                 self.limit[i, self.col[d]] = count
-            on_pods = known.on_node(view, i, name, csinode)
-            seen = dict(on_pods)
-            for unique, driver in known.by_attachments(name, csinode).items():
-                seen.setdefault(unique, driver)
-            for unique in on_pods:
-                where.setdefault(unique, []).append(i)
-            for driver in seen.values():
-                if driver in self.col:
-                    self.attached[i, self.col[driver]] += 1
-        self.where = {u: np.asarray(nodes, dtype=np.int64) for u, nodes in where.items()}
+            if name in known.limits and known.vas.get(name):
+                ids = known.intern(attached_by_attachments(known.state, known.vas[name], known.csinodes[name]))
+                va_nodes.append(np.full(len(ids), i, dtype=np.int64))
+                va_ids.append(ids)
+        self.va_node = np.concatenate(va_nodes) if va_nodes else np.zeros(0, dtype=np.int64)
+        self.va_vol = np.concatenate(va_ids) if va_ids else np.zeros(0, dtype=np.int64)
+        limited = (self.limit >= 0).any(axis=1)
+        row_slot, row_vol = [], []
+        m = len(snapshot.alive)
+        for s in np.flatnonzero(snapshot.alive[:m] & limited[np.maximum(snapshot.pod_node[:m], 0)]):
+            ids = known.of_pod(snapshot.pod_at(int(s)))
+            row_slot.append(np.full(len(ids), s, dtype=np.int64))
+            row_vol.append(ids)
+        self.row_slot = np.concatenate(row_slot) if row_slot else np.zeros(0, dtype=np.int64)
+        self.row_vol = np.concatenate(row_vol) if row_vol else np.zeros(0, dtype=np.int64)
+        self.limited = limited
+        self.plain: tuple[np.ndarray, np.ndarray] | None = None  # the snapshot's own view, once counted
 
     def current(self, snapshot) -> bool:
-        """Still this snapshot's pods (a node's slot tuple is replaced when its pods change)."""
-        return len(self.slots) == len(snapshot.node_slots) and all(
-            a is b for a, b in zip(self.slots, snapshot.node_slots))
-
-    def over(self, new: dict[str, str]) -> np.ndarray:
-        """Nodes where a driver's attached volumes plus the pod's new ones exceed its limit."""
-        n = len(self.slots)
-        failed = np.zeros(n, dtype=bool)
-        for driver in set(new.values()):
-            j = self.col.get(driver)
-            if j is None:
-                continue  # no node limits this driver
-            mine = [u for u, d in new.items() if d == driver]
-            remaining = np.full(n, len(mine), dtype=np.int64)
-            for u in mine:
-                if u in self.where:
-                    remaining[self.where[u]] -= 1  # already attached there by a pod: not new
-            failed |= ((self.limit[:, j] >= 0) & (remaining > 0)
-                       & (self.attached[:, j] + remaining > self.limit[:, j]))
-        return failed
+        """Still this snapshot's pods: the same slots on every node (compared in C, not per node)."""
+        return self.n_slots == len(snapshot.alive) and self.slots == snapshot.node_slots
 
 
-_COUNTS: "WeakKeyDictionary[object, _Counts]" = WeakKeyDictionary()
+_STATE: "WeakKeyDictionary[ClusterState, _StateVolumes]" = WeakKeyDictionary()
+_SNAPSHOT: "WeakKeyDictionary[object, _SnapshotVolumes]" = WeakKeyDictionary()
 
 
-def _counts(snapshot, known: _Attached) -> _Counts:
-    found = _COUNTS.get(snapshot)
-    if found is None or not found.current(snapshot):
-        found = _COUNTS[snapshot] = _Counts(snapshot, known)
+def _state_volumes(state: ClusterState) -> _StateVolumes:
+    found = _STATE.get(state)
+    if found is None:
+        found = _STATE[state] = _StateVolumes(state)
     return found
+
+
+def _snapshot_volumes(snapshot, known: _StateVolumes) -> _SnapshotVolumes:
+    found = _SNAPSHOT.get(snapshot)
+    if found is None or not found.current(snapshot):
+        found = _SNAPSHOT[snapshot] = _SnapshotVolumes(snapshot, known)
+    return found
+
+
+_PAIR = np.int64(1) << 32  # a (node, volume) pair as one integer: node * _PAIR + volume id
+
+
+def _attached_now(view, known: _StateVolumes, table: _SnapshotVolumes) -> tuple[np.ndarray, np.ndarray]:
+    """(the (node, volume) pairs a pod of the view holds, node x driver count of distinct attached
+    volumes: the view's pods and the node's VolumeAttachments)."""
+    snap = view.snapshot
+    n = len(snap.names)
+    visible = snap.alive.copy()
+    if view.excluded is not None:
+        visible[: len(view.excluded)] &= ~view.excluded[: len(visible)]
+    keep = visible[table.row_slot]
+    pod_node = [snap.pod_node[table.row_slot[keep]].astype(np.int64)]
+    pod_vol = [table.row_vol[keep]]
+    for i, infos in view.extra.items():  # pods the view adds (nominated, gang siblings)
+        if table.limited[i]:
+            for info in infos:
+                ids = known.of_pod(info.pod)
+                pod_node.append(np.full(len(ids), i, dtype=np.int64))
+                pod_vol.append(ids)
+    held = np.unique(np.concatenate(pod_node) * _PAIR + np.concatenate(pod_vol))
+    every = np.unique(np.concatenate([held, table.va_node * _PAIR + table.va_vol]))
+    vol_driver = known.vol_col()[every % _PAIR] if len(every) else np.zeros(0, dtype=np.int64)
+    counted = vol_driver >= 0
+    width = max(len(table.col), 1)
+    attached = np.bincount((every // _PAIR)[counted] * width + vol_driver[counted],
+                           minlength=n * width).reshape(n, width)
+    return held, attached
+
+
+def over_limit(view, known: _StateVolumes, table: _SnapshotVolumes, new: dict[str, str]) -> np.ndarray:
+    """Per node: does a driver's distinct attached volumes (the view's pods and the node's
+    VolumeAttachments) plus the pod's volumes not already held by a pod there exceed its limit?
+    The snapshot's own view is counted once and remembered; a what-if view is counted afresh."""
+    if view.excluded is None and not view.extra:
+        if table.plain is None:
+            table.plain = _attached_now(view, known, table)
+        held, attached = table.plain
+    else:
+        held, attached = _attached_now(view, known, table)
+    n = len(view.snapshot.names)
+    new_ids = known.intern(new)
+    failed = np.zeros(n, dtype=bool)
+    for driver in set(new.values()):
+        j = table.col.get(driver)
+        if j is None:
+            continue  # no node limits this driver
+        mine = [vid for vid, d in zip(new_ids.tolist(), new.values()) if d == driver]
+        remaining = np.full(n, len(mine), dtype=np.int64)
+        for vid in mine:
+            there = held[held % _PAIR == vid] // _PAIR
+            remaining[there] -= 1  # a pod on that node holds it already: not new
+        failed |= (table.limit[:, j] >= 0) & (remaining > 0) & (attached[:, j] + remaining > table.limit[:, j])
+    return failed
 
 
 class NodeVolumeLimitsFilter:
@@ -252,47 +289,9 @@ class NodeVolumeLimitsFilter:
             attachable(state, ctx.pod, None, True)  # a missing / foreign claim fails every node alike
         except ClaimError as e:
             return NodeStatuses.where(np.ones(len(idx), dtype=bool), Code.UNRESOLVABLE, (str(e),))
-        known = _attached(state)
-        if not any(known.limits.values()):
-            return NodeStatuses.where(np.zeros(len(idx), dtype=bool), Code.UNSCHEDULABLE, ())
-        # only nodes whose CSINode reports limits do any work, and on those migration is on
-        new = attachable(state, ctx.pod, next(iter(known.csinodes.values())), True)
+        known = _state_volumes(state)
+        new = attachable(state, ctx.pod, known.any_csinode, True) if any(known.limits.values()) else {}
         if not new:
             return NodeStatuses.where(np.zeros(len(idx), dtype=bool), Code.UNSCHEDULABLE, ())
-        failed = _counts(ctx.snapshot, known).over(new)
-        for i in _what_if_nodes(view):  # nodes whose pods the view changes: counted from its own pods
-            failed[i] = _over_on(view, int(i), known, new)
+        failed = over_limit(view, known, _snapshot_volumes(ctx.snapshot, known), new)
         return NodeStatuses.where(failed[idx], Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT,))
-
-
-def _what_if_nodes(view) -> np.ndarray:
-    """Nodes where the view hides pods or adds ones the snapshot does not hold."""
-    snap = view.snapshot
-    nodes = [np.asarray(list(view.extra), dtype=np.int64)]
-    if view.excluded is not None:
-        m = len(snap.alive)
-        hidden = view.excluded[:m] & snap.alive[:m]
-        nodes.append(snap.pod_node[:m][hidden].astype(np.int64))
-    return np.unique(np.concatenate(nodes))
-
-
-def _over_on(view, i: int, known: _Attached, new: dict[str, str]) -> bool:
-    """One node's verdict from the view's own pods (upstream Filter on one NodeInfo)."""
-    name = view.snapshot.names[i]
-    limits = known.limits.get(name)
-    if not limits:
-        return False
-    csinode = known.csinodes[name]
-    new = dict(new)
-    attached = known.on_node(view, i, name, csinode)
-    counts: dict[str, int] = {}
-    for unique, driver in attached.items():
-        new.pop(unique, None)
-        counts[driver] = counts.get(driver, 0) + 1
-    for unique, driver in known.by_attachments(name, csinode).items():
-        if unique not in attached:
-            counts[driver] = counts.get(driver, 0) + 1
-    wanted: dict[str, int] = {}
-    for driver in new.values():
-        wanted[driver] = wanted.get(driver, 0) + 1
-    return any(d in limits and counts.get(d, 0) + c > limits[d] for d, c in wanted.items())

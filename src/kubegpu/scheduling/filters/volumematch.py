@@ -123,11 +123,22 @@ class _PVColumns:
     """The candidate PVs as columns, in listing order; `rank` orders them by capacity (ties: listing order)."""
 
     def __init__(self, snapshot, pvs: list[PersistentVolume]) -> None:
-        self.pvs = pvs
+        # a PV no node here may use is never chosen, unless a claim is pre-bound to it (then that
+        # claim has no match anywhere): such PVs are left out (e.g. every local PV, for a new node)
+        found = [(pv, _usable(snapshot, pv)) for pv in pvs]
+        found = [(pv, u) for pv, u in found if u is None or len(u) or pv.spec.claim_ref is not None]
+        self.pvs = pvs = [pv for pv, _ in found]
         self.state = snapshot.state  # no reference to the snapshot: it is cached under the snapshot's labels
-        self.usable = usable = [_usable(snapshot, pv) for pv in pvs]
-        self.cap = np.fromiter((_storage(pv.spec.capacity.get("storage")) for pv in pvs), dtype=object,
-                               count=len(pvs))  # storage bytes may exceed int64 in hostile input
+        self._eligible: dict[tuple[str, str], tuple] = {}
+        self.usable = usable = [u for _, u in found]
+        caps = [_storage(pv.spec.capacity.get("storage")) for pv in pvs]
+        # storage bytes may exceed int64 in hostile input: then exact Python integers
+        self.cap = np.asarray(caps, dtype=np.int64 if all(c < 2**63 for c in caps) else object)
+        self.refs: dict[tuple[str, str], list[int]] = {}  # claimRef -> PVs naming it, in listing order
+        for k, pv in enumerate(pvs):
+            ref = pv.spec.claim_ref
+            if ref is not None:
+                self.refs.setdefault((ref.namespace or "", ref.name), []).append(k)
         self.mode = np.asarray([pv.spec.volume_mode or "Filesystem" for pv in pvs], dtype=object)
         self.klass = np.asarray([pv.spec.storage_class_name or "" for pv in pvs], dtype=object)
         self.free = np.asarray([pv.spec.claim_ref is None for pv in pvs], dtype=bool)
@@ -150,11 +161,19 @@ class _PVColumns:
 
     def eligible(self, claim: PersistentVolumeClaim) -> tuple[np.ndarray, int | None]:
         """(PVs this claim may take if the node allows it, the PV pre-bound to it if any): the
-        node-independent half of upstream FindMatchingVolume."""
+        node-independent half of upstream FindMatchingVolume; remembered per claim."""
+        key = (claim.namespace, claim.name)
+        hit = self._eligible.get(key)
+        if hit is None or hit[0] is not claim:
+            hit = self._eligible[key] = (claim, *self._eligible_now(claim))
+        return hit[1], hit[2]
+
+    def _eligible_now(self, claim: PersistentVolumeClaim) -> tuple[np.ndarray, int | None]:
         want = _storage(claim.spec.resources.requests.get("storage"))
-        sized = (self.cap >= want) & (self.mode == (claim.spec.volume_mode or "Filesystem"))
-        sized = sized.astype(bool)
-        pre = next((k for k in np.flatnonzero(sized & ~self.free) if _bound_to(self.pvs[k], claim)), None)
+        cap_ok = self.cap >= want if want < 2**63 or self.cap.dtype == object else np.zeros(len(self.pvs), bool)
+        sized = (np.asarray(cap_ok, dtype=bool) & (self.mode == (claim.spec.volume_mode or "Filesystem"))).astype(bool)
+        pre = next((k for k in self.refs.get((claim.namespace, claim.name), ())
+                    if sized[k] and _bound_to(self.pvs[k], claim)), None)
         ok = sized & self.free & self.available & (self.klass == claim_class(claim))
         if any(m not in self.bit for m in claim.spec.access_modes):
             ok[:] = False  # no PV offers that mode
@@ -227,6 +246,10 @@ def unmatched_claims(snapshot, claims: list[PersistentVolumeClaim]) -> list[tupl
         ok, pre = cols.eligible(claim)
         taken.append(cols.choose(n, ok, pre, taken))
     left = np.stack([t < 0 for t in taken], axis=1)  # nodes x claims
+    if left.shape[1] <= 62:  # one integer per node: the set of claims left there
+        codes = left.astype(np.int64) @ (np.int64(1) << np.arange(left.shape[1], dtype=np.int64))
+        return [(codes == code, [c for j, c in enumerate(order) if (int(code) >> j) & 1])
+                for code in np.unique(codes)]
     signatures, group = np.unique(left, axis=0, return_inverse=True)
     group = np.asarray(group).reshape(-1)
     return [(group == g, [c for c, miss in zip(order, sig) if miss]) for g, sig in enumerate(signatures)]
