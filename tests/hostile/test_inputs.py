@@ -64,6 +64,24 @@ def test_bad_pod_request_is_refused_naming_the_field(tmp_path, value):
             "Pod/ml/p: field spec.containers[0].resources.requests.memory")
 
 
+@pytest.mark.parametrize("where", ["claim", "volume"])
+def test_bad_storage_quantity_of_a_claim_or_volume_is_refused_naming_the_field(tmp_path, where):
+    """VolumeBinding reads claim requests and PV capacities: a bad one names its object and field."""
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "cache", "namespace": "ml"},
+             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "local",
+                      "resources": {"requests": {"storage": "50E" if where == "claim" else "10Gi"}}}}
+    volume = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "nvme-0"},
+              "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "local",
+                       "capacity": {"storage": "-5Gi" if where == "volume" else "100Gi"}, "local": {"path": "/mnt"}},
+              "status": {"phase": "Available"}}
+    klass = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "local"},
+             "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"}
+    p = pod("p", volumes=[{"name": "cache", "persistentVolumeClaim": {"claimName": "cache"}}])
+    needle = ("PersistentVolumeClaim/ml/cache: field spec.resources.requests.storage" if where == "claim"
+              else "PersistentVolume/nvme-0: field spec.capacity.storage")
+    refused(run_inprocess("why", "ml/p", "--snapshot", dump(tmp_path, NODE, p, claim, volume, klass)), needle)
+
+
 def test_the_largest_int64_memory_is_still_a_quantity(tmp_path):
     node = json.loads(json.dumps(NODE))
     node["status"]["allocatable"]["memory"] = "9223372036854775807"

@@ -15,6 +15,7 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
+from kubegpu.errors import InputError, QuantityError
 from kubegpu.model.kinds import CSINode, PersistentVolume, PersistentVolumeClaim
 from kubegpu.model.objects import NodeSelectorRequirement, NodeSelectorTerm
 from kubegpu.model.quantity import resource_amount
@@ -30,8 +31,22 @@ _TOPOLOGY = {"kubernetes.io/gce-pd": ("gce_persistent_disk", "topology.gke.io/zo
 _ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 
 
-def _storage(q) -> int:
-    return resource_amount("storage", q) if q is not None else 0
+def _storage(obj, field: str, q) -> int:
+    """Bytes of a storage quantity; a bad one names the object and the field (exit 2, one line)."""
+    if q is None:
+        return 0
+    try:
+        return resource_amount("storage", q)
+    except QuantityError as err:
+        raise InputError(err.message, obj=obj.ref, field=f"{field}.storage") from None
+
+
+def _pv_size(pv: PersistentVolume) -> int:
+    return _storage(pv, "spec.capacity", pv.spec.capacity.get("storage"))
+
+
+def _claim_size(claim: PersistentVolumeClaim) -> int:
+    return _storage(claim, "spec.resources.requests", claim.spec.resources.requests.get("storage"))
 
 
 def _raw_mask(pv: PersistentVolume, labels: LabelIndex, extra: NodeSelectorRequirement | None = None) -> np.ndarray:
@@ -131,7 +146,7 @@ class _PVColumns:
         self.state = snapshot.state  # no reference to the snapshot: it is cached under the snapshot's labels
         self._eligible: dict[tuple[str, str], tuple] = {}
         self.usable = usable = [u for _, u in found]
-        caps = [_storage(pv.spec.capacity.get("storage")) for pv in pvs]
+        caps = [_pv_size(pv) for pv in pvs]
         # storage bytes may exceed int64 in hostile input: then exact Python integers
         self.cap = np.asarray(caps, dtype=np.int64 if all(c < 2**63 for c in caps) else object)
         self.refs: dict[tuple[str, str], list[int]] = {}  # claimRef -> PVs naming it, in listing order
@@ -169,7 +184,7 @@ class _PVColumns:
         return hit[1], hit[2]
 
     def _eligible_now(self, claim: PersistentVolumeClaim) -> tuple[np.ndarray, int | None]:
-        want = _storage(claim.spec.resources.requests.get("storage"))
+        want = _claim_size(claim)
         cap_ok = self.cap >= want if want < 2**63 or self.cap.dtype == object else np.zeros(len(self.pvs), bool)
         sized = (np.asarray(cap_ok, dtype=bool) & (self.mode == (claim.spec.volume_mode or "Filesystem"))).astype(bool)
         pre = next((k for k in self.refs.get((claim.namespace, claim.name), ())
@@ -237,7 +252,7 @@ def unmatched_claims(snapshot, claims: list[PersistentVolumeClaim]) -> list[tupl
     the smallest fitting PV not yet chosen on that node (vectorised over nodes; no loop over
     nodes x PVs, so thousands of local PVs with one node each stay cheap)."""
     n = len(snapshot.names)
-    order = sorted(claims, key=lambda c: _storage(c.spec.resources.requests.get("storage")))
+    order = sorted(claims, key=_claim_size)
     cols = _columns(snapshot, frozenset(claim_class(c) for c in claims))
     if not cols.pvs:
         return [(np.ones(n, dtype=bool), order)]
