@@ -77,6 +77,18 @@ def pod(name: str = "p", *, ns: str = "default", node_name: str | None = None, c
             "spec": spec, "status": {"phase": "Running" if node_name else "Pending"}}
 
 
+def bind_existing(existing: Iterable[dict], on: str, name) -> list[dict]:
+    """Copies of `existing` pods, running on `on` unless they name a node; `name(k, doc)` names them."""
+    bound = []
+    for k, doc in enumerate(existing):
+        doc = copy.deepcopy(doc)
+        name(k, doc)
+        doc["spec"].setdefault("nodeName", on)
+        doc["status"]["phase"] = "Running"
+        bound.append(doc)
+    return bound
+
+
 def plugin_status(plugin: str, pending: dict, nodes: Iterable[dict], existing: Iterable[dict] = (),
                   objects: Iterable[dict] = (), *, on: str = NODE, version=NEWEST) -> Status:
     """`plugin`'s verdict for `pending` on node `on`.
@@ -85,15 +97,11 @@ def plugin_status(plugin: str, pending: dict, nodes: Iterable[dict], existing: I
     unnamed ones get unique names. `pending` is not part of the cluster, as upstream's pod
     under test is not in the NodeInfo.
     """
-    bound = []
-    for k, doc in enumerate(existing):
-        doc = copy.deepcopy(doc)
+    def unique(k: int, doc: dict) -> None:
         doc["metadata"]["name"] = f"{doc['metadata']['name']}-e{k}"
         doc["metadata"]["uid"] = f"uid-e{k}"
-        doc["spec"].setdefault("nodeName", on)
-        doc["status"]["phase"] = "Running"
-        bound.append(doc)
-    state = ClusterState([decode_object(d) for d in [*nodes, *bound, *objects]])
+
+    state = ClusterState([decode_object(d) for d in [*nodes, *bind_existing(existing, on, unique), *objects]])
     snapshot = SchedulingSnapshot.from_cluster(state)
     target = decode_object(pending)
     outcome = run_filters(snapshot, target, version)

@@ -26,7 +26,7 @@ from kubegpu.scheduling.registry import DEFAULT_FILTERS
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import NEWEST
 
-from ..upstream.cases import UNRESOLVABLE, UNSCHEDULABLE, verdict  # noqa: F401  (re-exported)
+from ..upstream.cases import UNRESOLVABLE, UNSCHEDULABLE, bind_existing, verdict  # noqa: F401  (re-exported)
 
 DEFAULT_NS = "default"
 
@@ -143,15 +143,12 @@ def plugin_statuses(plugin: str, pending: dict, nodes: Iterable[dict], existing:
     """
     nodes = list(nodes)
     target_node = on or nodes[0]["metadata"]["name"]
-    bound = []
-    for k, doc in enumerate(existing):
-        doc = copy.deepcopy(doc)
+    def unnamed_only(k: int, doc: dict) -> None:
         if not doc["metadata"]["name"]:
             doc["metadata"]["name"] = f"existing-{k}"
             doc["metadata"]["uid"] = f"uid-existing-{k}"
-        doc["spec"].setdefault("nodeName", target_node)
-        doc["status"]["phase"] = "Running"
-        bound.append(doc)
+
+    bound = bind_existing(existing, target_node, unnamed_only)
     state = ClusterState([decode_object(d) for d in [*nodes, *bound, *objects]])
     snapshot = SchedulingSnapshot.from_cluster(state)
     pending = copy.deepcopy(pending)
