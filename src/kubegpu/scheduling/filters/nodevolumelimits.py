@@ -18,7 +18,7 @@ import numpy as np
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import CSINode, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass, VolumeAttachment
 from kubegpu.scheduling.filters import csimigration as mig
-from kubegpu.scheduling.filters.volumes import claim_class
+from kubegpu.scheduling.filters.volumes import claim_class, claim_of, owned_by
 from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, Status
 
 NAME = "NodeVolumeLimits"
@@ -28,10 +28,6 @@ _UNBOUND = "kubegpu-unbound-claim"  # upstream: a random prefix, so placeholders
 
 class ClaimError(Exception):
     """The new pod's claim cannot be read (upstream returns the error as the Filter status)."""
-
-
-def _controlled_by(claim: PersistentVolumeClaim, pod: Pod) -> bool:
-    return any(r.controller and r.uid == pod.metadata.uid for r in claim.metadata.owner_references)
 
 
 def _from_class(state: ClusterState, claim: PersistentVolumeClaim, csinode: CSINode | None) -> tuple[str, str] | None:
@@ -61,22 +57,20 @@ def attachable(state: ClusterState, pod: Pod, csinode: CSINode | None, new: bool
     """upstream filterAttachableVolumes: {"driver/handle": driver} of one pod's volumes."""
     out: dict[str, str] = {}
     for v in pod.spec.volumes:
-        if v.persistent_volume_claim is not None:
-            name, ephemeral = v.persistent_volume_claim.claim_name, False
-        elif v.ephemeral is not None:
-            name, ephemeral = f"{pod.name}-{v.name}", True
-        else:
+        backing = claim_of(pod, v)
+        if backing is None:
             found = mig.translate(v) if mig.is_inline_migratable(v) else None
             if found is not None and mig.migration_on(csinode, found[0]):
                 driver = mig.IN_TREE_TO_CSI[found[0]]
                 out[f"{driver}/{found[1]}"] = driver
             continue
+        name, ephemeral = backing
         claim = state.get("PersistentVolumeClaim", pod.namespace, name)
         if not isinstance(claim, PersistentVolumeClaim):
             if new:
                 raise ClaimError(f'looking up PVC {pod.namespace}/{name}: persistentvolumeclaims "{name}" not found')
             continue
-        if ephemeral and not _controlled_by(claim, pod):
+        if ephemeral and not owned_by(claim, pod):
             if new:
                 raise ClaimError(f"PVC {pod.namespace}/{name} was not created for pod {pod.namespace}/{pod.name} "
                                  "(pod is not owner)")
@@ -285,13 +279,12 @@ class NodeVolumeLimitsFilter:
 
     def filter(self, ctx: CycleContext, view, idx: np.ndarray) -> NodeStatuses:
         state = ctx.snapshot.state
-        try:
-            attachable(state, ctx.pod, None, True)  # a missing / foreign claim fails every node alike
-        except ClaimError as e:
-            return NodeStatuses.where(np.ones(len(idx), dtype=bool), Code.UNRESOLVABLE, (str(e),))
         known = _state_volumes(state)
-        new = attachable(state, ctx.pod, known.any_csinode, True) if any(known.limits.values()) else {}
-        if not new:
+        try:  # read as on a node with a CSINode: only such nodes have limits
+            new = attachable(state, ctx.pod, known.any_csinode, True)
+        except ClaimError as e:  # a missing / foreign claim fails every node alike
+            return NodeStatuses.where(np.ones(len(idx), dtype=bool), Code.UNRESOLVABLE, (str(e),))
+        if not new or not any(known.limits.values()):
             return NodeStatuses.where(np.zeros(len(idx), dtype=bool), Code.UNSCHEDULABLE, ())
         failed = over_limit(view, known, _snapshot_volumes(ctx.snapshot, known), new)
         return NodeStatuses.where(failed[idx], Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT,))

@@ -21,7 +21,7 @@ import numpy as np
 
 from kubegpu.model.kinds import PersistentVolume, PersistentVolumeClaim, StorageClass
 from kubegpu.scheduling.filters import volumematch
-from kubegpu.scheduling.filters.volumes import claim_class
+from kubegpu.scheduling.filters.volumes import claim_class, claim_names, owned_by
 from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, Status
 from kubegpu.scheduling.labels import LabelIndex
 
@@ -45,13 +45,7 @@ def _read_claims(ctx: CycleContext) -> list[PersistentVolumeClaim] | Status:
     """upstream podHasPVCs: every claim of the pod, or the PreFilter rejection."""
     state, pod = ctx.snapshot.state, ctx.pod
     out = []
-    for v in pod.spec.volumes:
-        if v.persistent_volume_claim is not None:
-            name, ephemeral = v.persistent_volume_claim.claim_name, False
-        elif v.ephemeral is not None:
-            name, ephemeral = f"{pod.name}-{v.name}", True  # upstream ephemeral.VolumeClaimName
-        else:
-            continue
+    for name, ephemeral in claim_names(pod):
         claim = state.get("PersistentVolumeClaim", pod.namespace, name)
         if not isinstance(claim, PersistentVolumeClaim):
             if ephemeral:
@@ -63,7 +57,7 @@ def _read_claims(ctx: CycleContext) -> list[PersistentVolumeClaim] | Status:
                                  f'"{claim.spec.volume_name or ""}"')
         if claim.metadata.deletion_timestamp:
             return _unresolvable(ERR_PVC_DELETING.format(name=name))
-        if ephemeral and not any(r.controller and r.uid == pod.metadata.uid for r in claim.metadata.owner_references):
+        if ephemeral and not owned_by(claim, pod):
             return _unresolvable(f"PVC {pod.namespace}/{name} was not created for pod {pod.namespace}/{pod.name} "
                                  "(pod is not owner)")
         out.append(claim)

@@ -4,9 +4,9 @@
   with the in-tree -> CSI topology translation the binder applies on nodes whose CSINode lists the
   plugin as migrated (tryTranslatePVToCSI).
 - `unmatched_claims`: upstream findMatchingVolumes / FindMatchingVolume: claims by increasing
-  request each take the smallest fitting PV not yet chosen. The answer depends on a node only
-  through which PVs' node affinity it matches, so nodes are grouped by that signature and the
-  greedy match runs once per group, not once per node.
+  request each take the smallest fitting PV not yet chosen on the node. Done for every node at
+  once: a claim's eligible PVs are a mask over PV columns (built once per state), the PVs each
+  node may use are (node, PV) pairs, and a node's pick is the lowest capacity rank among its pairs.
 """
 
 from __future__ import annotations
@@ -146,9 +146,7 @@ class _PVColumns:
         self.state = snapshot.state  # no reference to the snapshot: it is cached under the snapshot's labels
         self._eligible: dict[tuple[str, str], tuple] = {}
         self.usable = usable = [u for _, u in found]
-        caps = [_pv_size(pv) for pv in pvs]
-        # storage bytes may exceed int64 in hostile input: then exact Python integers
-        self.cap = np.asarray(caps, dtype=np.int64 if all(c < 2**63 for c in caps) else object)
+        self.cap = np.asarray([_pv_size(pv) for pv in pvs], dtype=np.int64)  # quantities stop at 2^63-1
         self.refs: dict[tuple[str, str], list[int]] = {}  # claimRef -> PVs naming it, in listing order
         for k, pv in enumerate(pvs):
             ref = pv.spec.claim_ref
@@ -164,8 +162,7 @@ class _PVColumns:
                 self.bit.setdefault(m, len(self.bit))
         self.access = np.asarray([sum(1 << self.bit[m] for m in set(pv.spec.access_modes)) for pv in pvs],
                                  dtype=object)  # PVs may list any number of modes
-        order = sorted(range(len(pvs)), key=lambda k: (self.cap[k], k))
-        self.by_rank = np.asarray(order, dtype=np.int64)
+        self.by_rank = np.argsort(self.cap, kind="stable").astype(np.int64)  # by capacity, then listing order
         self.rank = np.empty(len(pvs), dtype=np.int64)
         self.rank[self.by_rank] = np.arange(len(pvs))
         self.dense = np.asarray([u is None for u in usable], dtype=bool)
@@ -185,8 +182,7 @@ class _PVColumns:
 
     def _eligible_now(self, claim: PersistentVolumeClaim) -> tuple[np.ndarray, int | None]:
         want = _claim_size(claim)
-        cap_ok = self.cap >= want if want < 2**63 or self.cap.dtype == object else np.zeros(len(self.pvs), bool)
-        sized = (np.asarray(cap_ok, dtype=bool) & (self.mode == (claim.spec.volume_mode or "Filesystem"))).astype(bool)
+        sized = (self.cap >= want) & (self.mode == (claim.spec.volume_mode or "Filesystem")).astype(bool)
         pre = next((k for k in self.refs.get((claim.namespace, claim.name), ())
                     if sized[k] and _bound_to(self.pvs[k], claim)), None)
         ok = sized & self.free & self.available & (self.klass == claim_class(claim))

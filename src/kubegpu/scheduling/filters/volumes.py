@@ -30,15 +30,23 @@ def claim_class(claim: PersistentVolumeClaim) -> str:
     return claim.spec.storage_class_name or ""
 
 
+def claim_of(pod: Pod, v) -> tuple[str, bool] | None:
+    """(PVC name, is generic ephemeral) of one volume of the pod; None when no claim backs it."""
+    if v.persistent_volume_claim is not None:
+        return v.persistent_volume_claim.claim_name, False
+    if v.ephemeral is not None:
+        return f"{pod.name}-{v.name}", True  # upstream ephemeral.VolumeClaimName
+    return None
+
+
 def claim_names(pod: Pod) -> list[tuple[str, bool]]:
     """(PVC name, is generic ephemeral) for every claim-backed volume of the pod."""
-    out = []
-    for v in pod.spec.volumes:
-        if v.persistent_volume_claim is not None:
-            out.append((v.persistent_volume_claim.claim_name, False))
-        elif v.ephemeral is not None:
-            out.append((f"{pod.name}-{v.name}", True))  # upstream ephemeral.VolumeClaimName
-    return out
+    return [found for v in pod.spec.volumes if (found := claim_of(pod, v)) is not None]
+
+
+def owned_by(claim: PersistentVolumeClaim, pod: Pod) -> bool:
+    """The pod is the claim's controller (a generic ephemeral claim made for this pod)."""
+    return any(r.controller and r.uid == pod.metadata.uid for r in claim.metadata.owner_references)
 
 
 def pod_claims(state: ClusterState, pod: Pod) -> list[ClaimRef]:
