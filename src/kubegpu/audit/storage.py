@@ -54,8 +54,11 @@ def parse_size(text: str, *, field: str = "size") -> float:
 
 
 def parse_throughput(text: str, *, field: str = "throughput") -> float:
-    """'200MB/s', '3GB/s', '3G' -> bytes per second."""
-    return parse_size(text.strip().removesuffix("/s").removesuffix("ps"), field=field)
+    """'200MB/s', '3GB/s', '3G' -> bytes per second (positive: a time is size / throughput)."""
+    rate = parse_size(text.strip().removesuffix("/s").removesuffix("ps"), field=field)
+    if not rate > 0:
+        raise InputError(f"throughput {text.strip()!r} must be more than 0 bytes/s", field=field)
+    return rate
 
 
 def parse_class_overrides(items: tuple[str, ...] | list[str]) -> dict[str, float]:

@@ -125,6 +125,10 @@ def _figures(figures_file, classes) -> dict[str, float]:
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
             raise InputError(f"not a `kubegpu models bench -o json` file: {err}", where=figures_file,
                              field="throughputs") from None
+        for k, v in out.items():
+            if not 0 < v < float("inf"):
+                raise InputError(f"{v!r} is not a positive throughput in bytes/s", where=figures_file,
+                                 field=f"throughputs.{k}")
     out.update(parse_class_overrides(classes))
     return out
 

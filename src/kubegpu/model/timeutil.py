@@ -38,7 +38,7 @@ def parse_duration(text: str, *, bare_seconds: bool = False) -> float | None:
 
 def parse_time(text: str | None) -> datetime | None:
     """An RFC 3339 timestamp as an aware datetime (UTC when no zone is given); None if unreadable."""
-    if not text:
+    if not text or not isinstance(text, str):
         return None
     try:
         dt = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))

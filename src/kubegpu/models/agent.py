@@ -11,6 +11,7 @@ node uses them. Once every cache picking this node is verified here, the agent r
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -20,26 +21,47 @@ from typing import Callable
 from kubegpu.errors import InputError
 from kubegpu.models import rollout, store
 from kubegpu.models.kube import Conflict, KubeEdge
+from kubegpu.models.loop import run_turns
 from kubegpu.models.pull import PullFailed, pull
 from kubegpu.models.spec import HOLDS_ANNOTATION_PREFIX, NOT_READY_TAINT, ModelCache, decode_cache
 from kubegpu.model.timeutil import parse_time
 
 STALE_DOWNLOAD_SECONDS = 300.0  # a Downloading entry not refreshed for this long no longer holds a slot
 REPORT_EVERY_SECONDS = 5.0
+MAX_CLOCK_SKEW_SECONDS = 60.0  # a heartbeat dated further ahead than this is not trusted to hold a slot
 
 
 def now_rfc3339() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def slots_taken(cache: ModelCache, status_nodes: dict, me: str, now: datetime) -> int:
+def heartbeat_age(entry: dict, now: datetime) -> float | None:
+    """Seconds since a node's last status report; None when unreadable.
+
+    Another node's clock may run ahead of ours: a report dated in the future counts as just
+    made (age 0) only within MAX_CLOCK_SKEW_SECONDS; further ahead it is a broken clock (or a
+    forged date) and counts as never refreshed, so it cannot hold a pull slot for ever."""
+    seen = parse_time(entry.get("updatedAt"))
+    if seen is None:
+        return None
+    age = (now - seen).total_seconds()
+    if age < -MAX_CLOCK_SKEW_SECONDS:
+        return None
+    return max(0.0, age)
+
+
+def slots_taken(cache: ModelCache, status_nodes: dict, me: str, now: datetime,
+                log: Callable[[str], None] | None = None) -> int:
     """Nodes other than `me` downloading spec.version with a fresh heartbeat."""
     taken = 0
     for name, entry in status_nodes.items():
         if name == me or entry.get("state") != "Downloading" or entry.get("version") != cache.spec.version:
             continue
-        seen = parse_time(entry.get("updatedAt"))
-        if seen is not None and (now - seen).total_seconds() < STALE_DOWNLOAD_SECONDS:
+        age = heartbeat_age(entry, now)
+        if age is None and log and parse_time(entry.get("updatedAt")) is not None:
+            log(f"{cache.ref}: node {name}'s Downloading report is dated {entry.get('updatedAt')}, more than "
+                f"{MAX_CLOCK_SKEW_SECONDS:g} s ahead of this node's clock: clock skew, not counted as a pull slot")
+        if age is not None and age < STALE_DOWNLOAD_SECONDS:
             taken += 1
     return taken
 
@@ -53,6 +75,7 @@ class Agent:
     sleep: Callable[[float], None] = time.sleep
     log: Callable[[str], None] = print
     outcomes: dict[str, str] = field(default_factory=dict)   # model -> state after the last turn
+    hashed: dict[str, tuple] = field(default_factory=dict)    # model -> identity of the folder this process hashed
 
     def root_of(self, cache: ModelCache) -> Path:
         return Path(self.root or cache.spec.root)
@@ -93,17 +116,16 @@ class Agent:
 
     def _serve(self, cache: ModelCache, body: dict) -> str:
         root = self.root_of(cache)
-        status_nodes = (body.get("status") or {}).get("nodes") or {}
+        status_nodes = cache.status.get("nodes") or {}  # checked by decode_cache
         mine = status_nodes.get(self.node) or {}
-        if store.current_version(root, cache.name) == cache.spec.version and \
-                store.is_verified(cache.version_dir(root), cache):
+        if store.current_version(root, cache.name) == cache.spec.version and self._verified(cache, root):
             if mine.get("state") != "Verified" or mine.get("current") != cache.spec.version:
                 self.report(cache, self._entry(cache, "Verified", bytesDone=cache.total_bytes, error=None))
                 self._annotate(cache)
             self._collect(cache, root)
             return "Verified"
         now = datetime.now(timezone.utc)
-        if slots_taken(cache, status_nodes, self.node, now) >= cache.spec.fan_out.max_nodes_pulling:
+        if slots_taken(cache, status_nodes, self.node, now, self.log) >= cache.spec.fan_out.max_nodes_pulling:
             if mine.get("state") != "Pending" or mine.get("version") != cache.spec.version:
                 self.report(cache, self._entry(cache, "Pending", bytesDone=0))
             return "Pending"
@@ -128,6 +150,23 @@ class Agent:
         self.report(cache, self._entry(cache, "Verified", bytesDone=cache.total_bytes, error=None))
         self._annotate(cache)
         return "Verified"
+
+    def _verified(self, cache: ModelCache, root: Path) -> bool:
+        """Every byte hashed to the manifest: on this process's first look at the version folder, and
+        again whenever the folder or its marker is replaced (not on every turn: a model is many GB)."""
+        folder = cache.version_dir(root)
+        try:
+            st, marker = os.lstat(folder), os.lstat(folder / store.MARKER)
+        except OSError:
+            return False
+        identity = (cache.spec.version, store.manifest_text(cache), st.st_ino, st.st_ctime_ns, marker.st_ino,
+                    marker.st_ctime_ns)
+        if self.hashed.get(cache.name) == identity:
+            return True
+        if not store.is_verified(folder, cache):
+            return False
+        self.hashed[cache.name] = identity
+        return True
 
     def _collect(self, cache: ModelCache, root: Path) -> None:
         """Remove old versions once the last pod of this node that used them is gone."""
@@ -158,9 +197,12 @@ class Agent:
 
 
 def run(agent: Agent, *, once: bool, interval: float) -> int:
-    """Turns until stopped (or one with `once`); exit status 0 when every cache is Verified here."""
-    while True:
+    """Turns until stopped (or one with `once`); exit status 0 when every cache is Verified here.
+
+    In loop mode an unreachable API is retried with back-off (see `loop`), never an exit."""
+    def turn() -> int:
         outcomes = agent.turn()
-        if once:
-            return 0 if all(s == "Verified" for s in outcomes.values()) else 1
-        agent.sleep(interval)
+        return 0 if all(s == "Verified" for s in outcomes.values()) else 1
+
+    return run_turns(turn, once=once, interval=interval, sleep=agent.sleep, log=agent.log,
+                     what=f"agent on {agent.node}")

@@ -21,6 +21,7 @@ from kubegpu.errors import InputError
 from kubegpu.models import rollout
 from kubegpu.models.agent import now_rfc3339
 from kubegpu.models.kube import Conflict, KubeEdge
+from kubegpu.models.loop import run_turns
 from kubegpu.models.spec import NOT_READY_TAINT, ModelCache, decode_cache
 from kubegpu.model.timeutil import parse_time
 
@@ -54,7 +55,7 @@ class Controller:
     def _taint(self, caches: list[tuple[ModelCache, dict]], nodes: dict[str, dict]) -> None:
         for name, node in sorted(nodes.items()):
             lacking = [c.name for c, body in caches if name in rollout.targets(c, [node]) and
-                       rollout.node_held_version(c, name, (body.get("status") or {}).get("nodes") or {}, node) is None]
+                       rollout.node_held_version(c, name, c.status.get("nodes") or {}, node) is None]
             if not lacking or rollout.has_not_ready_taint(node):
                 continue
             taints = list((node.get("spec") or {}).get("taints") or [])
@@ -67,11 +68,12 @@ class Controller:
                 pass
 
     def _reconcile(self, cache: ModelCache, body: dict, nodes: dict[str, dict]) -> None:
-        status = body.get("status") or {}
-        status_nodes = status.get("nodes") or {}
+        status = cache.status
+        status_nodes = status.get("nodes") or {}  # checked by decode_cache
         names = rollout.targets(cache, nodes.values())
         verdict = rollout.readiness(cache, names, status_nodes, nodes)
-        previous = {(w.get("kind"), w.get("namespace"), w.get("name")): w for w in status.get("workloads") or []}
+        previous = {(w.get("kind"), w.get("namespace"), w.get("name")): w for w in status.get("workloads") or []
+                    if isinstance(w, dict)} if isinstance(status.get("workloads"), list) else {}
         now = datetime.now(timezone.utc)
         rows, all_on_version = [], True
         for g in cache.spec.workloads:
@@ -117,11 +119,13 @@ def _without_nulls(row: dict) -> dict:
 
 
 def run(controller: Controller, *, once: bool, interval: float, sleep: Callable[[float], None] = time.sleep) -> int:
-    """Turns until stopped (or one with `once`); exit status 1 when the turn had findings."""
-    while True:
+    """Turns until stopped (or one with `once`); exit status 1 when the turn had findings.
+
+    In loop mode an unreachable API is retried with back-off (see `loop`), never an exit."""
+    def turn() -> int:
         findings = controller.turn()
         for f in findings:
             controller.log(f"finding: {f}")
-        if once:
-            return 1 if findings else 0
-        sleep(interval)
+        return 1 if findings else 0
+
+    return run_turns(turn, once=once, interval=interval, sleep=sleep, log=controller.log, what="controller")

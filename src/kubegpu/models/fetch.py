@@ -65,6 +65,14 @@ class Throttle:
             self.sleep(-self.tokens / self.rate)
 
 
+def _one_line(err: BaseException) -> str:
+    """An error as one short line: a source's garbage (an HTTP/0.9 body as a "status line") never floods stderr."""
+    if isinstance(err, http.client.BadStatusLine) and not isinstance(err, http.client.RemoteDisconnected):
+        return "the answer is not HTTP/1.x (no status line: an HTTP/0.9 or non-HTTP server)"
+    text = " ".join(str(err).split()) or type(err).__name__
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
 def _size_lie(cache: ModelCache, index: int, f: ModelFile, actual: int) -> InputError:
     return InputError(f"the source has {actual} bytes for {f.path!r}, the manifest says {f.size}",
                       obj=cache.ref, field=f"spec.files[{index}].size")
@@ -122,7 +130,7 @@ def _connect(url: str, offset: int, timeout: float) -> tuple[http.client.HTTPCon
         raise PermanentError(f"{url}: {err.verify_message or err}") from None
     except (OSError, http.client.HTTPException) as err:
         conn.close()
-        raise TransientError(f"{url}: {err}") from None
+        raise TransientError(f"{url}: {_one_line(err)}") from None
 
 
 def _open_http(cache: ModelCache, index: int, f: ModelFile, url: str, offset: int, timeout: float) -> Body:
@@ -153,7 +161,7 @@ def _open_http(cache: ModelCache, index: int, f: ModelFile, url: str, offset: in
                     return
                 yield data
         except (OSError, http.client.HTTPException) as err:
-            raise TransientError(f"{url}: {err or type(err).__name__}") from None
+            raise TransientError(f"{url}: {_one_line(err)}") from None
 
     return Body(start, chunks(), conn.close)
 

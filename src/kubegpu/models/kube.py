@@ -7,7 +7,10 @@ instead of overwriting. Objects cross this edge as plain dicts.
 
 from __future__ import annotations
 
+import os
 from typing import Any
+
+import httpx2
 
 from kubegpu.errors import SourceError
 from kubegpu.models.spec import GROUP, KIND, PLURAL, VERSION, ModelCache
@@ -24,12 +27,13 @@ def _as_dict(obj: Any) -> dict:
 
 
 class KubeEdge:
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, cluster: Any = None, timeouts: Any = None) -> None:
         from lightkube.generic_resource import create_global_resource, create_namespaced_resource
         from lightkube.resources.apps_v1 import Deployment, StatefulSet
         from lightkube.resources.core_v1 import Node, Pod
 
         self.client = client
+        self.cluster, self.timeouts = cluster, timeouts  # for naming the server when it cannot be reached
         self.ModelCache = create_global_resource(GROUP, VERSION, KIND, PLURAL)
         self.kinds = {"Deployment": Deployment, "StatefulSet": StatefulSet,
                       "LeaderWorkerSet": create_namespaced_resource(*LWS)}
@@ -37,12 +41,16 @@ class KubeEdge:
 
     @classmethod
     def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> "KubeEdge":
-        from kubegpu.sources.kubeconfig import lightkube_client
+        from kubegpu.sources.kubeconfig import lightkube_client, request_timeouts, resolve_cluster
 
-        return cls(lightkube_client(kubeconfig, context))
+        timeouts = request_timeouts(os.environ.get("KUBEGPU_TIMEOUT"))
+        return cls(lightkube_client(kubeconfig, context, timeouts), resolve_cluster(kubeconfig, context), timeouts)
 
     def _call(self, what: str, fn, *args, **kwargs):
-        from lightkube.core.exceptions import ApiError
+        """Every failure to get an answer is one SourceError naming the call (the loops retry on it)."""
+        from lightkube.core.exceptions import ApiError, ConfigError
+
+        from kubegpu.sources.kubeconfig import credential_error, transport_error
 
         try:
             return fn(*args, **kwargs)
@@ -50,8 +58,18 @@ class KubeEdge:
             if err.status.code == 409:
                 raise Conflict(f"{what}: {err.status.message}") from None
             raise SourceError(f"{what}: {err.status.code} {err.status.message}") from None
-        except OSError as err:
-            raise SourceError(f"{what}: {err}") from None
+        except httpx2.HTTPStatusError as err:  # an error answer that is not a v1 Status
+            raise SourceError(f"{what}: HTTP {err.response.status_code}") from None
+        except httpx2.HTTPError as err:
+            if self.cluster is not None:
+                raise SourceError(f"{what}: {transport_error(err, self.cluster, self.timeouts, what)}") from None
+            raise SourceError(f"{what}: {' '.join(str(err).split()) or type(err).__name__}") from None
+        except (ConfigError, OSError) as err:
+            if self.cluster is not None:
+                raise SourceError(f"{what}: {credential_error(err, self.cluster)}") from None
+            raise SourceError(f"{what}: {' '.join(str(err).split())}") from None
+        except ValueError as err:  # an answer that is not JSON (a proxy's HTML page)
+            raise SourceError(f"{what}: the answer is not a Kubernetes object ({err})") from None
 
     # -- reads ----------------------------------------------------------------------------------------
     def list_caches(self) -> list[dict]:
@@ -74,12 +92,16 @@ class KubeEdge:
     def get_workload(self, kind: str, namespace: str, name: str) -> dict | None:
         from lightkube.core.exceptions import ApiError
 
-        try:
-            return _as_dict(self.client.get(self.kinds[kind], name, namespace=namespace))
-        except ApiError as err:
-            if err.status.code == 404:
-                return None
-            raise SourceError(f"get {kind} {namespace}/{name}: {err.status.code} {err.status.message}") from None
+        def get():
+            try:
+                return self.client.get(self.kinds[kind], name, namespace=namespace)
+            except ApiError as err:
+                if err.status.code == 404:
+                    return None
+                raise
+
+        obj = self._call(f"get {kind} {namespace}/{name}", get)
+        return None if obj is None else _as_dict(obj)
 
     def versions_in_use(self, cache: ModelCache, node: str) -> set[str]:
         from kubegpu.models.rollout import versions_used_by_pods

@@ -82,11 +82,11 @@ def _free_bytes(entry: dict) -> int | None:
     return entry["freeBytes"] if isinstance(entry.get("freeBytes"), int) else None
 
 
-def _bytes_needed(cache: ModelCache, state: str, entry: dict) -> int:
+def _bytes_needed(cache: ModelCache, total: int, state: str, entry: dict) -> int:
     if state == "Verified":
         return 0
     done = entry.get("bytesDone") if entry.get("version") == cache.spec.version else 0
-    return max(0, cache.total_bytes - int(done or 0))
+    return max(0, total - int(done or 0))
 
 
 def node_rate(cache: ModelCache, rates: dict[str, float]) -> float:
@@ -100,7 +100,7 @@ def node_rate(cache: ModelCache, rates: dict[str, float]) -> float:
 
 def schedule(needs: list[tuple[str, int]], rate: float, slots: int) -> dict[str, tuple[float, float]]:
     """(start, done) seconds per node when `slots` nodes pull at once, in the given order."""
-    free = [0.0] * max(1, slots)
+    free = [0.0] * max(1, min(slots, len(needs)))  # more slots than nodes change nothing (1e12 is allowed)
     heapq.heapify(free)
     out: dict[str, tuple[float, float]] = {}
     for name, needed in needs:
@@ -135,7 +135,8 @@ def plan(cache: ModelCache, state: ClusterState, overrides: dict[str, float] | N
     names = rollout.targets(cache, nodes.values())
     rate = node_rate(cache, rates)
     states = {n: rollout.node_state(cache, n, status_nodes, nodes[n]) for n in names}
-    needs = [(n, _bytes_needed(cache, states[n], status_nodes.get(n) or {})) for n in names]
+    total = cache.total_bytes  # once: a manifest may list tens of thousands of files
+    needs = [(n, _bytes_needed(cache, total, states[n], status_nodes.get(n) or {})) for n in names]
     timing = schedule(needs, rate, cache.spec.fan_out.max_nodes_pulling)
     headroom = cache.headroom_bytes() or 0
     plans = []

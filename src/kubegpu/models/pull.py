@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from kubegpu.errors import InputError
-from kubegpu.models import store
+from kubegpu.models import safefs, store
 from kubegpu.models.fetch import PermanentError, Throttle, TransientError, open_file
 from kubegpu.models.spec import ModelCache
 
@@ -67,28 +67,44 @@ class Puller:
     rate: float | None = None             # bytes/s; default: the cache's per-node share
     timeout: float = 30.0
     fetched: int = 0
+    _staging: str = ""                   # ROOT-relative staging folder of this run
 
     def run(self) -> PullResult:
+        try:
+            return self._run()
+        except safefs.UnsafePath as err:
+            raise PullFailed(f"{self.cache.ref}: {err}") from None
+        except OSError as err:  # the disk under the root (full, read-only, gone): this node cannot pull
+            raise PullFailed(f"{self.cache.ref}: {err.filename or self.root}: {err.strerror or err}") from None
+
+    def _run(self) -> PullResult:
         cache, root = self.cache, self.root
         version = cache.spec.version
         final = cache.version_dir(root)
         previous = store.current_version(root, cache.name)
-        if store.is_verified(final, cache):
+        state = store.verify(final, cache)  # reads every byte: "verified" is a digest that matched
+        if state == "verified":
             return self._switch(previous, switched=previous != version)
-        if final.exists() and (previous == version or version in (self.in_use or set())):
+        if state == "other" and safefs.kind(root, f"{cache.name}/{version}") is not None and \
+                (previous == version or version in (self.in_use or set())):
             raise InputError(f"{final} is in use and was verified against a different manifest: give changed "
                              "files a new version name", obj=cache.ref, field="spec.version")
-        model = store.model_dir(root, cache.name)
-        model.mkdir(parents=True, exist_ok=True)
+        root.mkdir(parents=True, exist_ok=True)
+        with safefs.folder(root, cache.name, create=True):  # refuses a planted link as the model folder
+            pass
         store.collect_garbage(root, cache.name, self._keep(version, previous))
         staging = store.staging_dir(root, cache.name, version)
+        self._staging = f"{cache.name}/{staging.name}"
+        if safefs.kind(root, self._staging) not in (None, "dir"):
+            safefs.remove(root, self._staging)  # a planted link or file: ours to remove, never to follow
         self._guard(staging)
-        staging.mkdir(exist_ok=True)
+        with safefs.folder(root, self._staging, create=True):
+            pass
         throttle = Throttle(self.rate if self.rate is not None else cache.node_rate(), sleep=self.sleep)
-        done = sum(self._staged_bytes(staging, i) for i in range(len(cache.spec.files)))
+        done = sum(self._staged_bytes(i) for i in range(len(cache.spec.files)))
         self._report(done)
         for index in range(len(cache.spec.files)):
-            self._fetch_verified(staging, index, throttle)
+            self._fetch_verified(index, throttle)
         store.finalize(cache, staging, final)
         return self._switch(previous, switched=True)
 
@@ -118,7 +134,7 @@ class Puller:
     def _guard(self, staging: Path) -> None:
         """Refuse (and remove this version's staging folder) when the rest would not fit."""
         cache = self.cache
-        have = sum(self._staged_bytes(staging, i) for i in range(len(cache.spec.files))) if staging.is_dir() else 0
+        have = sum(self._staged_bytes(i) for i in range(len(cache.spec.files))) if staging.is_dir() else 0
         needed = max(0, cache.total_bytes - have)
         free = self.free_space(self.root)
         headroom = cache.headroom_bytes() or 0
@@ -140,27 +156,29 @@ class Puller:
             raise DiskSpaceRefused(f"{cache.ref}: not pulling {cache.spec.version}: {reason}")
 
     # -- one file -----------------------------------------------------------------------------------
-    def _staged_bytes(self, staging: Path, index: int) -> int:
+    def _staged_bytes(self, index: int) -> int:
+        """Bytes already staged for a file (an estimate for the disk guard and progress: hashed later)."""
         f = self.cache.spec.files[index]
-        target = staging / f.path
-        if target.is_file():
+        target = f"{self._staging}/{f.path}"
+        if safefs.size_of(self.root, target) is not None:
             return f.size
-        try:
-            return min(f.size, (staging / (f.path + store.PARTIAL)).stat().st_size)
-        except OSError:
-            return 0
+        return min(f.size, safefs.size_of(self.root, target + store.PARTIAL) or 0)
 
     def _report(self, done: int) -> None:
         if self.progress:
             self.progress(done, self.cache.total_bytes)
 
-    def _fetch_verified(self, staging: Path, index: int, throttle: Throttle) -> None:
+    def _fetch_verified(self, index: int, throttle: Throttle) -> None:
         f = self.cache.spec.files[index]
-        target = staging / f.path
-        if target.is_file():  # renamed here only after its digest matched
+        root, target = self.root, f"{self._staging}/{f.path}"
+        safefs.clear_way(root, target)
+        if safefs.file_matches(root, target, f.size, f.sha256):  # a staged file counts only if its bytes do
             return
-        partial = staging / (f.path + store.PARTIAL)
-        partial.parent.mkdir(parents=True, exist_ok=True)
+        safefs.remove(root, target)
+        partial = target + store.PARTIAL
+        if safefs.kind(root, partial) not in (None, "file"):
+            safefs.remove(root, partial)
+        parent, name = safefs.split(target)
         mismatches = failures = 0
         retry = self.cache.spec.retry
         while True:
@@ -176,45 +194,45 @@ class Puller:
             except PermanentError as err:
                 raise PullFailed(f"{self.cache.ref}: {f.path}: {err}") from None
             if digest == f.sha256:
-                store.fsync_file(partial)
-                os.rename(partial, target)
-                store.fsync_dir(target.parent)
+                safefs.rename(root, parent, name + store.PARTIAL, name)
                 return
-            partial.unlink()
+            safefs.remove(root, partial)
             mismatches += 1
             if mismatches > FRESH_FETCHES_ON_MISMATCH:
                 raise InputError(f"{f.path!r} from the source hashes to {digest} after {mismatches} downloads, "
                                  f"the manifest says {f.sha256}", obj=self.cache.ref,
                                  field=f"spec.files[{index}].sha256")
 
-    def _download(self, index: int, partial: Path, throttle: Throttle) -> str:
-        """Append the missing bytes to `partial`; the sha256 of the whole file when complete."""
+    def _download(self, index: int, partial: str, throttle: Throttle) -> str:
+        """Append the missing bytes to `partial` (a regular file opened without following links);
+        the sha256 of every byte of the whole file when complete."""
         f = self.cache.spec.files[index]
-        have = partial.stat().st_size if partial.exists() else 0
-        if have > f.size:
-            have = 0
-        body = open_file(self.cache, index, have, timeout=self.timeout)
+        fd = safefs.open_file(self.root, partial, os.O_RDWR | os.O_CREAT, create_parents=True)
         try:
-            start = body.start
-            h = store.sha256_of(partial, upto=start) if start else hashlib.sha256()
-            with open(partial, "r+b" if partial.exists() else "wb") as out:
-                out.seek(start)
-                out.truncate(start)
+            have = os.fstat(fd).st_size
+            body = open_file(self.cache, index, have if have <= f.size else 0, timeout=self.timeout)
+            try:
+                start = body.start
+                h = safefs.sha256_fd(fd, upto=start) if start else hashlib.sha256()
+                os.ftruncate(fd, start)
                 written = start
                 for chunk in body.chunks:
                     if written + len(chunk) > f.size:
                         raise InputError(f"the source sends more than the manifest's {f.size} bytes for {f.path!r}",
                                          obj=self.cache.ref, field=f"spec.files[{index}].size")
-                    out.write(chunk)
+                    view = memoryview(chunk)
+                    while view:
+                        n = os.pwrite(fd, view, written)
+                        view, written = view[n:], written + n
                     h.update(chunk)
-                    written += len(chunk)
                     self.fetched += len(chunk)
                     throttle.consume(len(chunk))
                     self._report_file(index, written)
-                out.flush()
-                os.fsync(out.fileno())
+                os.fsync(fd)
+            finally:
+                body.close()
         finally:
-            body.close()
+            os.close(fd)
         if written < f.size:
             raise TransientError(f"{f.path}: connection ended at byte {written} of {f.size}")
         return h.hexdigest()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import msgspec
@@ -103,6 +103,22 @@ class ModelCacheSpec(_Strict, frozen=True):
     readiness: Readiness = Readiness()
 
 
+_Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class NodeStatus(msgspec.Struct, rename="camel", omit_defaults=True):
+    """One node's entry under status.nodes, as the CRD's schema types it (unknown fields kept out)."""
+
+    state: str | None = None
+    version: str | None = None
+    current: str | None = None
+    bytes_done: _Count | None = None
+    bytes_total: _Count | None = None
+    free_bytes: _Count | None = None
+    error: str | None = None
+    updated_at: str | None = None
+
+
 class Metadata(msgspec.Struct, rename="camel", omit_defaults=True):
     name: str = ""
     namespace: str | None = None
@@ -189,10 +205,31 @@ def decode_cache(body: Any, *, where: str | None = None) -> ModelCache:
         raise InputError(message, where=where, obj=ref, field=field) from None
     try:
         validate(cache)
+        cache.status = {**cache.status, "nodes": status_nodes(cache)} if "nodes" in cache.status else cache.status
     except InputError as err:
         err.where = where
         raise
     return cache
+
+
+def status_nodes(cache: ModelCache) -> dict[str, dict]:
+    """status.nodes checked against the CRD's types (an object of objects; byte counts integers >= 0),
+    as plain dicts; InputError naming the field otherwise. Only what the agents write is kept."""
+    raw = cache.status.get("nodes")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        _fail(cache, "status.nodes", f"expected an object (node name -> entry), got {type(raw).__name__}")
+    out = {}
+    for name, entry in raw.items():
+        try:
+            out[str(name)] = msgspec.to_builtins(msgspec.convert(entry, NodeStatus))
+        except msgspec.ValidationError as err:
+            m = _PATH_RE.search(str(err))
+            where = f".{m.group(1)}" if m and m.group(1) else ""
+            message = _PATH_RE.sub("", str(err)).replace("`", "")
+            _fail(cache, f"status.nodes.{name}{where}", message[0].lower() + message[1:] if message else "invalid")
+    return out
 
 
 def _fail(cache: ModelCache, field: str, message: str) -> None:
@@ -219,13 +256,16 @@ def validate(cache: ModelCache) -> None:
     if not spec.files:
         _fail(cache, "spec.files", "the manifest lists no files")
     seen: set[str] = set()
+    folders: set[str] = set()  # every parent folder of a listed file: linear in the manifest, not quadratic
     for i, f in enumerate(spec.files):
         if not safe_relative_path(f.path):
             _fail(cache, f"spec.files[{i}].path", f"{f.path!r} escapes the version folder (absolute, '..' or not "
                                                   "normalised)")
-        if f.path in seen or any(f.path.startswith(p + "/") or p.startswith(f.path + "/") for p in seen):
+        parents = [f.path[:j] for j, ch in enumerate(f.path) if ch == "/"]
+        if f.path in seen or f.path in folders or any(p in seen for p in parents):
             _fail(cache, f"spec.files[{i}].path", f"{f.path!r} is listed twice or is both a file and a folder")
         seen.add(f.path)
+        folders.update(parents)
         if f.path.endswith(".partial") or f.path.split("/")[-1].startswith(".kubegpu"):
             _fail(cache, f"spec.files[{i}].path", f"{f.path!r} uses a name kubegpu reserves for its own files")
         if f.size < 0:

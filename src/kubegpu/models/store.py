@@ -20,6 +20,7 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
+from kubegpu.models import safefs
 from kubegpu.models.spec import ModelCache
 
 MARKER = ".kubegpu-manifest.json"
@@ -42,18 +43,28 @@ def manifest_text(cache: ModelCache) -> str:
                       sort_keys=True) + "\n"
 
 
+def verify(folder: Path, cache: ModelCache) -> str:
+    """'verified' when the folder holds this exact manifest's marker and every file's bytes hash to its
+    digest (each a regular file reached without links: every byte is read); 'damaged' when the marker
+    matches but some file does not; 'other' when there is no such marker (absent, another manifest)."""
+    root, rel = folder.parent.parent, f"{folder.parent.name}/{folder.name}"
+    marker = safefs.read_small(root, f"{rel}/{MARKER}")
+    if marker is None or marker != manifest_text(cache).encode():
+        return "other"
+    ok = all(safefs.file_matches(root, f"{rel}/{f.path}", f.size, f.sha256) for f in cache.spec.files)
+    return "verified" if ok else "damaged"
+
+
 def is_verified(folder: Path, cache: ModelCache) -> bool:
-    """The folder was renamed into place after every file of this exact manifest verified."""
-    try:
-        return (folder / MARKER).read_text() == manifest_text(cache)
-    except OSError:
-        return False
+    """Every byte of every file of this exact manifest is in the folder and matches (see `verify`)."""
+    return verify(folder, cache) == "verified"
 
 
 def current_version(root: str | Path, model: str) -> str | None:
     try:
-        target = os.readlink(model_dir(root, model) / CURRENT)
-    except OSError:
+        with safefs.folder(Path(root), model) as fd:
+            target = os.readlink(CURRENT, dir_fd=fd)
+    except (OSError, safefs.UnsafePath):
         return None
     return os.path.basename(target.rstrip("/")) or None
 
@@ -61,14 +72,14 @@ def current_version(root: str | Path, model: str) -> str | None:
 def versions_on_disk(root: str | Path, model: str) -> list[str]:
     """Version folders (complete ones: staging and deleting folders are hidden)."""
     folder = model_dir(root, model)
-    if not folder.is_dir():
+    if safefs.kind(Path(root), model) != "dir":
         return []
     return sorted(p.name for p in folder.iterdir()
                   if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
 
 
 def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         os.fsync(fd)
     finally:
@@ -100,15 +111,20 @@ def sha256_of(path: Path, *, upto: int | None = None) -> "hashlib._Hash":
 
 def finalize(cache: ModelCache, staging: Path, final: Path) -> None:
     """Write the manifest marker, fsync everything, rename the staging folder into place."""
-    marker = staging / MARKER
-    marker.write_text(manifest_text(cache))
-    fsync_file(marker)
-    for dirpath, _, _ in os.walk(staging):
+    root, model = final.parent.parent, final.parent.name
+    marker = f"{model}/{staging.name}/{MARKER}"
+    safefs.remove(root, marker)
+    fd = safefs.open_file(root, marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        os.write(fd, manifest_text(cache).encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    for dirpath, _, _ in os.walk(staging):  # os.walk does not descend into links
         fsync_dir(Path(dirpath))
-    if final.exists():  # an unverified leftover under the final name (never one we made)
+    if safefs.kind(root, f"{model}/{final.name}") is not None:  # an unverified leftover (never one we made)
         discard(final)
-    os.rename(staging, final)
-    fsync_dir(final.parent)
+    safefs.rename(root, model, staging.name, final.name)
 
 
 def switch_current(root: str | Path, model: str, version: str) -> None:
@@ -124,6 +140,9 @@ def switch_current(root: str | Path, model: str, version: str) -> None:
 
 def discard(folder: Path) -> None:
     """Remove a folder so that no interrupted removal ever leaves something that looks valid."""
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        folder.unlink()  # a link is removed, never followed
+        return
     if not folder.exists():
         return
     doomed = folder.parent / f".{folder.name.lstrip('.')}.deleting"
@@ -160,7 +179,7 @@ def collect_garbage(root: str | Path, model: str, keep: set[str]) -> list[str]:
     Returns the names removed.
     """
     folder = model_dir(root, model)
-    if not folder.is_dir():
+    if safefs.kind(Path(root), model) != "dir":  # never iterate (and delete) through a planted link
         return []
     keep = set(keep)
     cur = current_version(root, model)

@@ -335,11 +335,12 @@ def lightkube_client(kubeconfig: str | None = None, context: str | None = None,
 
     lightkube 1.0's own transport rejects exec credential plugins of API v1, so the client's
     HTTP layer is swapped for `http_client` (same TLS and auth, plus exec v1). Pinned lightkube<2.
+    Without `timeouts`, $KUBEGPU_TIMEOUT sets them, as for the read-only live source.
     """
     from lightkube import Client
 
     cluster = resolve_cluster(kubeconfig, context)
-    t = timeouts or request_timeouts(None)
+    t = timeouts or request_timeouts(os.environ.get("KUBEGPU_TIMEOUT"))
     client = Client(config=cluster.single, timeout=httpx2.Timeout(t.read, connect=t.connect), trust_env=False)
     client._client._client = http_client(cluster, t)
     return client
