@@ -71,3 +71,13 @@ def json_bytes(data: Any) -> bytes:
 def dump_json(data: Any) -> str:
     """The whole JSON text (only for small results; commands use `emit`)."""
     return b"".join(json_chunks(data)).decode()
+
+
+def error_body(code: int, message: str) -> bytes:
+    """The body of every error `kubegpu serve` answers: {"error": message, "code": code} and a newline."""
+    return _ENCODER.encode({"error": message, "code": code}) + b"\n"
+
+
+def compact(data: Any) -> bytes:
+    """One-line JSON and a newline, for small HTTP bodies such as /readyz."""
+    return _ENCODER.encode(to_plain(data)) + b"\n"

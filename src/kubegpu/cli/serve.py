@@ -40,6 +40,7 @@ def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after
     import uvicorn
 
     from kubegpu.web.app import create_app
+    from kubegpu.web.http_limits import MAX_HEAD_BYTES, http_protocol
     from kubegpu.web.store import ModelStore
 
     live = not (source.demo or source.snapshots)
@@ -56,7 +57,7 @@ def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after
         store.install(load_state(source))  # bad input fails here: one line, exit 2
     app = create_app(store, metrics_pods=metrics_pods, results_dir=results_dir)
     config = uvicorn.Config(app, host=address, port=port, log_level=log_level, access_log=False,
-                            server_header=False, h11_max_incomplete_event_size=16 * 1024)
+                            server_header=False, http=http_protocol(), h11_max_incomplete_event_size=MAX_HEAD_BYTES)
     server = uvicorn.Server(config)
     click.echo(f"kubegpu serve: http://{address}:{port}/ ({source.describe()}; read-only)", err=True)
     try:

@@ -7,13 +7,11 @@ the thread pool, so /metrics and the probes keep answering meanwhile.
 
 from __future__ import annotations
 
-import json
-
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from kubegpu.jsontext import json_bytes
+from kubegpu.jsontext import compact, error_body, json_bytes
 from kubegpu.errors import InputError, UsageError
 from kubegpu.web.store import ModelStore
 
@@ -22,7 +20,7 @@ QUERY = {"/api/why": frozenset({"pod", "namespace"}), "/api/defrag": frozenset({
 
 
 def error(code: int, message: str) -> Response:
-    return Response(json.dumps({"error": message, "code": code}) + "\n", status_code=code, media_type=JSON)
+    return Response(error_body(code, message), status_code=code, media_type=JSON)
 
 
 def split_pod(value: str, namespace: str | None) -> tuple[str, str] | None:
@@ -36,7 +34,10 @@ def split_pod(value: str, namespace: str | None) -> tuple[str, str] | None:
 
 
 def parse_size(raw: str) -> int | None:
-    return int(raw) if raw.isdigit() and 1 <= int(raw) <= 1024 else None
+    """A GPU count 1..1024 in ASCII digits (str.isdigit also accepts '²' and '④', which int() refuses)."""
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 4:
+        return None
+    return int(raw) if 1 <= int(raw) <= 1024 else None
 
 
 class Api:
@@ -106,4 +107,4 @@ class Api:
         body = {"ready": s.ready(), "data_age_seconds": None if age is None else round(age, 1),
                 "stale_after_seconds": s.stale_after, "last_error": s.health.last_error or None,
                 "generation": s.generation}
-        return Response(json.dumps(body) + "\n", status_code=200 if body["ready"] else 503, media_type=JSON)
+        return Response(compact(body), status_code=200 if body["ready"] else 503, media_type=JSON)

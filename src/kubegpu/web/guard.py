@@ -6,10 +6,10 @@ Pure ASGI (no BaseHTTPMiddleware) so /metrics and /api stay cheap under load.
 
 from __future__ import annotations
 
-import json
 import time
 from urllib.parse import parse_qsl
 
+from kubegpu.jsontext import error_body
 from kubegpu.web.metrics import RequestMetrics
 
 MAX_BODY = 1024            # bytes; nothing here takes a body
@@ -25,7 +25,7 @@ SECURITY_HEADERS = [
 
 
 async def _reject(send, code: int, message: str, extra: list[tuple[bytes, bytes]] = ()) -> None:
-    body = json.dumps({"error": message, "code": code}).encode()
+    body = error_body(code, message)
     await send({"type": "http.response.start", "status": code,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                             *SECURITY_HEADERS, *extra]})

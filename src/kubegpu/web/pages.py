@@ -194,6 +194,6 @@ class Pages:
                           pitfalls=PITFALLS)
 
     async def simulate(self, request: Request) -> Response:
-        runs, problems = read_results(self.results_dir) if self.results_dir else ([], [])
+        runs, problems = await run_in_threadpool(read_results, self.results_dir) if self.results_dir else ([], [])
         return self._page("simulate.html", title="Simulation results", runs=runs, problems=problems,
                           results_dir=self.results_dir)
