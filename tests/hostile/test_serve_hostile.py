@@ -23,6 +23,7 @@ import httpx
 import pytest
 
 from kubegpu.jsontext import error_body
+from web.conftest import demo_store  # noqa: F401 - the demo cluster's store, a session fixture
 
 from .conftest import SRC
 
@@ -149,7 +150,7 @@ def test_hostile_result_files_are_listed_not_fatal(served):
     assert get(base + "/healthz", timeout=5)[0] == 200
 
 
-def test_results_are_read_off_the_event_loop(tmp_path, monkeypatch, demo_store_for_results):
+def test_results_are_read_off_the_event_loop(tmp_path, monkeypatch, demo_store):
     """While /simulate reads its folder (here: blocked on purpose), /healthz still answers."""
     from kubegpu.web import pages
     from kubegpu.web.app import create_app
@@ -163,7 +164,7 @@ def test_results_are_read_off_the_event_loop(tmp_path, monkeypatch, demo_store_f
         return [], []
 
     monkeypatch.setattr(pages, "read_results", slow_read)
-    app = create_app(demo_store_for_results, results_dir=str(tmp_path), metrics_ttl=0)
+    app = create_app(demo_store, results_dir=str(tmp_path), metrics_ttl=0)
 
     async def scenario():
         transport = httpx.ASGITransport(app=app)
@@ -182,18 +183,6 @@ def test_results_are_read_off_the_event_loop(tmp_path, monkeypatch, demo_store_f
         release.set()
 
 
-@pytest.fixture(scope="module")
-def demo_store_for_results():
-    from kubegpu.cli.options import SourceOptions, load_state
-    from kubegpu.web.store import ModelStore
-
-    source = SourceOptions(demo="pitfalls", snapshots=(), kubeconfig=None, context=None, namespace=None,
-                           all_namespaces=False, k8s_version=None)
-    store = ModelStore()
-    store.install(load_state(source))
-    return store
-
-
 def test_read_results_shapes(tmp_path):
     from kubegpu.web.results import read_results
 
@@ -206,12 +195,12 @@ def test_read_results_shapes(tmp_path):
     assert sorted(p.split(":")[0] for p in problems) == ["deep.json", "fifo.json", "zero.json"]
 
 
-def test_guard_and_handlers_write_the_same_error_body(demo_store_for_results):
+def test_guard_and_handlers_write_the_same_error_body(demo_store):
     from starlette.testclient import TestClient
 
     from kubegpu.web.app import create_app
 
-    client = TestClient(create_app(demo_store_for_results, metrics_ttl=0))
+    client = TestClient(create_app(demo_store, metrics_ttl=0))
     guard = client.get("/api/why?nope=1")           # refused by the guard
     handler = client.get("/api/defrag?size=0")      # refused by the handler
     for resp in (guard, handler):
