@@ -19,11 +19,16 @@ def _labels(values: tuple[str, ...]) -> dict[str, str]:
 
 
 def _duration(value: str, flag: str) -> str:
-    from kubegpu.model.timeutil import parse_duration
+    """The value as written, once Prometheus would read it (model.ParseDuration) as more than 0."""
+    from kubegpu.model.timeutil import prometheus_duration_ms
 
-    seconds = parse_duration(value)
-    if seconds is None or seconds <= 0:
-        raise UsageError(f"{flag} {value!r} is not a duration like 10m or 1h")
+    try:
+        ms = prometheus_duration_ms(value)
+    except ValueError as err:
+        raise UsageError(f"{flag} {value!r} is not a Prometheus duration ({err}): integers with units "
+                         "y w d h m s ms, largest first, e.g. 10m or 1h30m") from None
+    if ms <= 0:
+        raise UsageError(f"{flag} {value!r} is not a duration like 10m or 1h (it must be more than 0)")
     return value
 
 

@@ -120,10 +120,10 @@ class Executor:
             return self._resume()
 
     def _resume(self) -> ExecutionReport:
-        self.journal.repair()
-        st = self.journal.state()
+        st = self.journal.state()  # first: a file that is not a journal is refused, never cut
         if st.plan is None or st.cluster is None:
             raise UsageError(f"journal {self.journal.path} is empty: nothing to resume")
+        self.journal.repair()
         live = self._identity()
         why = mismatch(st.cluster, live)
         if why is not None:

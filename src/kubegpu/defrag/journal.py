@@ -21,6 +21,7 @@ import fcntl
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -164,10 +165,12 @@ class Journal:
     def lock(self) -> Iterator[None]:
         """Hold the journal exclusively for one run: a second `--resume` of it is refused, not interleaved."""
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang the open
         except OSError as err:
             raise InputError(f"cannot open the journal: {err.strerror or err}", where=str(self.path)) from None
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise InputError("not a regular file: not a kubegpu defrag journal", where=str(self.path))
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -189,11 +192,17 @@ class Journal:
             raise InputError(f"cannot read the journal: {err.strerror or err}", where=str(self.path)) from None
 
     def repair(self) -> int:
-        """Cut a torn last line (no newline: the process died mid-write) and fsync; bytes removed."""
+        """Cut a torn last line (no newline: the process died mid-write) and fsync; bytes removed.
+
+        Only a journal is ever cut: every whole line must be a record (else InputError, nothing
+        changed) and the torn tail must be the start of one (a JSON object)."""
         data = self._bytes()
         if not data or data.endswith(b"\n"):
             return 0
         keep = data.rfind(b"\n") + 1
+        if not self.read() or not data[keep:].lstrip().startswith(b"{"):
+            raise InputError("the last line is not a whole journal record and this does not look like a torn "
+                             "journal: not cut", where=str(self.path))
         try:
             fd = os.open(self.path, os.O_WRONLY)
             try:
