@@ -45,8 +45,8 @@ def cache_rows(caches: Iterable[dict], nodes: Iterable[dict],
         except InputError as err:
             rows.append(CacheRow(name, None, None, {}, {}, False, [], error=str(err)))
             continue
-        status = body.get("status") or {}
-        status_nodes = status.get("nodes") or {}
+        status = cache.status
+        status_nodes = status.get("nodes") or {}  # checked by decode_cache
         names = rollout.targets(cache, node_list)
         counts = dict.fromkeys(rollout.STATES, 0)
         for n in names:
