@@ -200,3 +200,13 @@ def test_every_lightkube_client_honours_kubegpu_timeout(tmp_path, monkeypatch):
     client = lightkube_client(refused_kubeconfig(tmp_path))
     assert client._client._client.timeout.read == 2.5
     assert client._client._client.timeout.connect == 2.5
+
+
+@pytest.mark.parametrize("spec, field", [
+    ({"retry": {"backoffSeconds": float("inf"), "maxBackoffSeconds": float("inf")}}, "spec.retry"),
+    ({"retry": {"backoffSeconds": float("nan")}}, "spec.retry"),
+    ({"readiness": {"maxMixedSeconds": float("nan")}}, "spec.readiness.maxMixedSeconds"),
+])
+def test_back_off_and_bounds_that_are_not_finite_are_one_line(tmp_path, spec, field):
+    refused(run_inprocess("models", "plan", "--cache", write(tmp_path, cache_body(**spec)), "--demo"),
+            f"field {field}")

@@ -189,7 +189,7 @@ class Puller:
                 failures = 1 if self.fetched > before else failures + 1  # progress earns a fresh budget
                 if failures >= retry.attempts:
                     raise PullFailed(f"{self.cache.ref}: {f.path}: gave up after {failures} attempts: {err}") from None
-                self.sleep(min(retry.max_backoff_seconds, retry.backoff_seconds * 2 ** (failures - 1)))
+                self.sleep(min(retry.max_backoff_seconds, retry.backoff_seconds * 2 ** min(failures - 1, 60)))
                 continue
             except PermanentError as err:
                 raise PullFailed(f"{self.cache.ref}: {f.path}: {err}") from None

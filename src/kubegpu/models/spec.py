@@ -280,8 +280,11 @@ def validate(cache: ModelCache) -> None:
     cache.node_rate()
     if spec.fan_out.max_nodes_pulling < 1:
         _fail(cache, "spec.fanOut.maxNodesPulling", "must be at least 1")
-    if spec.retry.attempts < 1 or spec.retry.backoff_seconds < 0 or spec.retry.max_backoff_seconds < 0:
-        _fail(cache, "spec.retry", "attempts must be >= 1 and back-off times >= 0")
+    if spec.retry.attempts < 1 or not all(0 <= t < float("inf") for t in (spec.retry.backoff_seconds,
+                                                                          spec.retry.max_backoff_seconds)):
+        _fail(cache, "spec.retry", "attempts must be >= 1 and back-off times finite numbers >= 0")
+    if not 0 <= spec.readiness.max_mixed_seconds < float("inf"):
+        _fail(cache, "spec.readiness.maxMixedSeconds", "must be a finite number of seconds >= 0")
     if spec.readiness.min_nodes is not None and spec.readiness.min_nodes < 1:
         _fail(cache, "spec.readiness.minNodes", "must be at least 1 (leave it out for all target nodes)")
     for i, w in enumerate(spec.workloads):
