@@ -12,6 +12,7 @@ one `current` pointed at before). Transient failures retry with exponential back
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import time
 from dataclasses import dataclass, field
@@ -68,6 +69,7 @@ class Puller:
     timeout: float = 30.0
     fetched: int = 0
     _staging: str = ""                   # ROOT-relative staging folder of this run
+    _before: list[int] = field(default_factory=list)  # bytes of the files before each one, for progress
 
     def run(self) -> PullResult:
         try:
@@ -239,8 +241,9 @@ class Puller:
 
     def _report_file(self, index: int, written: int) -> None:
         if self.progress:
-            before = sum(f.size for f in self.cache.spec.files[:index])
-            self.progress(before + written, self.cache.total_bytes)
+            if len(self._before) != len(self.cache.spec.files) + 1:  # once: a manifest may list 30,000 files
+                self._before = [0, *itertools.accumulate(f.size for f in self.cache.spec.files)]
+            self.progress(self._before[index] + written, self._before[-1])
 
 
 def pull(cache: ModelCache, root: str | Path, **kwargs) -> PullResult:
