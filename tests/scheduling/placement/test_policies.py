@@ -142,22 +142,24 @@ def test_kubegpu_breaks_fgd_ties_away_from_memory_starved_nodes():
     assert make_policy("kubegpu", mix=blind).choose(s, task, s.fit_mask(task)).node == 0
 
 
-def test_kubegpu_leaves_reserved_gpu_models_to_the_pods_pinned_to_them():
-    free = TaskShape(cpu_milli=4000, num_gpu=1, gpu_milli=1000, mem_bytes=48 * GIB, weight=3)
+def test_kubegpu_does_not_hold_pinned_gpu_models_back_from_unpinned_pods():
+    # Keeping unpinned pods off the models pinned shapes need over-reserved when little demand is
+    # pinned (2 % of GPU pods pinned to T4: 12 % unallocated against FGD's 4.7 %): among near-ties
+    # the node order decides, as in FGD, whatever models the mix pins.
+    free = TaskShape(cpu_milli=4000, num_gpu=1, gpu_milli=1000, mem_bytes=48 * GIB, weight=49)
     pinned = TaskShape(cpu_milli=4000, num_gpu=1, gpu_milli=1000, models=frozenset({"T4"}), weight=1)
     mix = ShapeMix([free, pinned])
-    # a T4 node first in order and a G2 node: both idle, the same FGD score
+    # a T4 node first in order and a G2 node: both idle, the same FGD score, the same memory
     s = PlacementState(names=["t4", "g2"], cpu_alloc=[96_000] * 2, mem_alloc=[400 * GIB] * 2,
                        dev_total=[[1000] * 2] * 2, gpu_model=[0, 1], gpu_models=["T4", "G2"])
     task = Task(cpu_milli=4000, mem_bytes=32 * GIB, num_gpu=1, gpu_milli=1000)
-    # an unpinned pod leaves the T4 to the T4-only tasks (whatever the node order says)
-    assert make_policy("kubegpu", mix=mix).choose(s, task, s.fit_mask(task)).node == 1
-    # a pod pinned to T4 still goes there
+    assert make_policy("fgd", mix=mix).choose(s, task, s.fit_mask(task)).node == 0
+    assert make_policy("kubegpu", mix=mix).choose(s, task, s.fit_mask(task)).node == 0
     t4 = Task(cpu_milli=4000, mem_bytes=32 * GIB, num_gpu=1, gpu_milli=1000, models=frozenset({"T4"}))
     assert make_policy("kubegpu", mix=mix).choose(s, t4, s.fit_mask(t4)).node == 0
 
 
-def test_kubegpu_balances_memory_even_among_reserved_model_nodes():
+def test_kubegpu_balances_memory_among_nodes_of_a_pinned_model():
     free = TaskShape(cpu_milli=4000, num_gpu=1, gpu_milli=1000, mem_bytes=48 * GIB, weight=3)
     pinned = TaskShape(cpu_milli=4000, num_gpu=1, gpu_milli=1000, models=frozenset({"G2"}), weight=1)
     # only G2 nodes: no other model to step to, so memory balance decides among them
