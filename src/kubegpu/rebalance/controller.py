@@ -78,7 +78,7 @@ class Rebalancer:
 
     def _round(self, report: RoundReport) -> None:
         opts, live = self.opts, self.ctx is not None
-        state = self.read_state()
+        state = self._read()
         now = self.now() if self.now is not None else _state_time(state)
         report.at = stamp(now)
         run_id = f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}" if live else "dry-run"
@@ -86,7 +86,7 @@ class Rebalancer:
         if live:
             report.leftovers_removed = self._sweep()
             if self._resume_unfinished(report, run_id):
-                state = self.read_state()
+                state = self._read()
         spent = self.ledger.spent(now) if self.ledger is not None else Spent()
         before = cluster_frag_report(state)
         initial = state
@@ -182,7 +182,7 @@ class Rebalancer:
         stop = entry.status == "stopped" or (report is not None and report.signal is not None)
         if report is not None and report.signal is not None:
             raise KeyboardInterrupt if report.signal == 2 else Terminated()
-        return entry, self.read_state(), stop
+        return entry, self._read(), stop
 
     def _conclude(self, report: RoundReport, live: bool, now: datetime) -> None:
         made = [p for p in report.plans if p.status != "skipped"]
@@ -200,6 +200,13 @@ class Rebalancer:
         if live and self.ledger is not None:
             lost = sum(m.gpu_hours for p in made for m in p.moves if m.outcome in ("moved", "elsewhere", "failed"))
             self.ledger.append(at=now, run=report.run or "", status=report.status, moves=moved, gpu_hours=lost)
+
+    def _read(self) -> ClusterState:
+        """The cluster now; with a clock of our own, ages and work lost are measured at its time."""
+        state = self.read_state()
+        if self.now is not None:
+            state.captured_at = stamp(self.now())
+        return state
 
     # ------------------------------------------------------------------ leftovers and resume
     def _sweep(self) -> list[str]:
@@ -222,7 +229,7 @@ class Rebalancer:
             st = journal.state()
             if st.finished is not None or st.plan is None:
                 continue
-            state = state or self.read_state()
+            state = state or self._read()
             plan = st.plan
             entry = entry_for(None, plan, [], trigger="resume")
             entry.target, entry.journal = plan.goal.pod or entry.target, str(path)

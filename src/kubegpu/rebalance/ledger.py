@@ -17,7 +17,7 @@ from kubegpu.errors import InputError
 from kubegpu.model.timeutil import parse_time
 from kubegpu.rebalance.budget import Spent
 
-LEDGER_NAME = "rebalance-ledger.jsonl"
+LEDGER_NAME = "budget-ledger.jsonl"
 
 
 class Ledger:

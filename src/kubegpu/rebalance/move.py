@@ -10,7 +10,8 @@
      that the Lease is still ours (loop mode), and records an Event on each pod about to move;
   4. on every way out, placeholders still there are deleted (`release-request` -> `released`),
      with ^C/SIGTERM deferred until that is done.
-A move whose replacement runs on the planned node is `moved`, elsewhere `elsewhere`, without a
+A move whose replacement runs on one of the plan's reserved nodes is `moved` (placeholders are one pool: see
+`unheld`), elsewhere `elsewhere`, without a
 running replacement within the TTL `failed`, never evicted `not-run`.
 """
 
@@ -170,11 +171,6 @@ class PlanRun:
         if ctx.elector is not None:
             ctx.elector.hold()
         now = ctx.now()
-        names_on_node: dict[str, list[str]] = {}
-        for res in self.reservations.values():
-            body = ctx.api.read_pod(res.namespace, res.name) if res.name in self.held else None
-            if placed_on(body) == res.node:
-                names_on_node.setdefault(res.node, []).append(res.name)
         for m in todo:
             res = self.reservations.get(m.uid)
             if res is None:
@@ -182,9 +178,13 @@ class PlanRun:
             if now >= res.expires_at:
                 raise Stop(f"reservation {res.name} for {m.pod} on {res.node} outlived its TTL "
                            f"({ctx.ttl_s:g} s) before the move: counted failed")
-            if res.name not in names_on_node.get(res.node, []):
-                raise Stop(f"reservation {res.name} for {m.pod} on {res.node} is gone (taken by another pod or "
-                           "deleted): the room is no longer held; not evicted")
+        live = {res.name: res for res in self.reservations.values()
+                if res.name in self.held and placed_on(ctx.api.read_pod(res.namespace, res.name)) == res.node}
+        ahead = [m for m in self.plan.moves if m.step >= todo[0].step and m.uid in self.reservations]
+        missing = unheld(ahead, self.reservations, live)
+        if missing:
+            raise Stop(f"the room for {', '.join(missing)} is no longer held (a placeholder was taken by another "
+                       "pod or deleted); not evicted")
         for m in todo:
             self._event(m)
 
@@ -236,6 +236,34 @@ class PlanRun:
                     raise
 
 
+def unheld(moves: list[Move], reservations: dict[str, Reservation], live: dict[str, Reservation]) -> list[str]:
+    """The moves (pods) no live placeholder holds room for.
+
+    The plan's placeholders are one pool: kube-scheduler preempts whichever placeholder its
+    tie-breaks pick (pickOneNodeForPreemption prefers the latest-started victim), so a replacement
+    may take another move's placeholder and leave its own. A move is held by its own placeholder,
+    else by any unclaimed live one whose requests cover its own."""
+    free = dict(live)
+    missing = []
+    for m in moves:
+        own = reservations[m.uid]
+        if own.name in free:
+            del free[own.name]
+            continue
+        swap = next((r for r in free.values() if _covers(r.requests, own.requests)), None)
+        if swap is None:
+            missing.append(m.pod)
+        else:
+            del free[swap.name]
+    return missing
+
+
+def _covers(have: dict[str, str], need: dict[str, str]) -> bool:
+    from kubegpu.model.quantity import resource_amount
+
+    return all(resource_amount(r, have.get(r, "0")) >= resource_amount(r, q) for r, q in need.items())
+
+
 def _unschedulable(body: dict | None) -> str:
     for cond in ((body or {}).get("status") or {}).get("conditions") or []:
         if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
@@ -255,11 +283,12 @@ def outcomes(entry: PlanEntry, plan: Plan, report: ExecutionReport | None) -> No
     """Fill each move's outcome from the executor's report."""
     replaced = report.replacements if report is not None else {}
     evicted = set(report.evicted) if report is not None else set()
+    reserved = {m.to for m in plan.moves}   # one pool: any of the plan's held destinations is a planned place
     for mo, m in zip(entry.moves, plan.moves):
         where = replaced.get(m.pod)
         if where is not None:
             mo.replacement = where
-            mo.outcome = "moved" if where.rsplit("@", 1)[-1] == m.to else "elsewhere"
+            mo.outcome = "moved" if where.rsplit("@", 1)[-1] in reserved else "elsewhere"
         elif m.pod in evicted:
             mo.outcome = "failed"
         else:

@@ -1,0 +1,117 @@
+"""Rebalance rounds against the suite's API server: reserve, then move, and clean up on every way out."""
+
+from __future__ import annotations
+
+from liveworld import FakeTime
+
+
+def test_a_round_makes_room_and_the_waiting_pod_is_bound(live):
+    reb = live.rebalancer()
+    report = reb.round()
+    assert report.status == "moved", report.message
+    plan = report.plans[0]
+    assert plan.target == "ml/big" and plan.status == "done", plan.reason
+    assert all(m.outcome == "moved" for m in plan.moves) and len(plan.moves) == 3
+    live.scheduler.tick()
+    big = live.pod_body("ml", "big")
+    assert big["spec"].get("nodeName") == plan.moves[0].from_
+    # every replacement runs, each one preempted a placeholder
+    assert len(live.scheduler.preemptions) == 3
+    assert all(v.startswith("kubegpu/kubegpu-hold-") for p in live.scheduler.preemptions for v in p.victims)
+    live.assert_clean()
+
+
+def test_a_replacement_that_lands_elsewhere_is_counted_and_its_unused_placeholder_deleted(tmp_path):
+    from builders import gpu_node, pod
+    from liveworld import start_live_world
+
+    pinned = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
+    extra = [gpu_node("side", 8)] + [pod(f"s-{j}", "side", 1, controller="side", annotations=pinned)
+                                      for j in range(7)]
+    world = start_live_world(tmp_path, extra=extra)
+    try:
+        report = world.rebalancer().round()
+        plan = report.plans[0]
+        outcomes = sorted(m.outcome for m in plan.moves)
+        planned = {m.to for m in plan.moves}
+        landed = {m.replacement.rsplit("@", 1)[1] for m in plan.moves}
+        if "side" in planned:  # the planner held "side" itself: the free slot left is another node
+            assert outcomes.count("elsewhere") == 1, outcomes
+        else:
+            assert "side" in landed and outcomes == ["elsewhere", "moved", "moved"], outcomes
+        assert report.status == "moved"
+        world.scheduler.tick()
+        assert world.pod_body("ml", "big")["spec"].get("nodeName") == plan.moves[0].from_
+        world.assert_clean()
+    finally:
+        world.server.stop()
+
+
+def test_a_placeholder_that_cannot_be_placed_stops_the_round_before_any_eviction(tmp_path):
+    from builders import pod
+    from liveworld import start_live_world
+
+    world = start_live_world(tmp_path)
+    taken = {"done": False}
+
+    def someone_takes_the_room(request):
+        if request.method == "POST" and request.path == "/api/v1/namespaces/kubegpu/pods" and not taken["done"]:
+            import json
+
+            body = json.loads(request.body)
+            node = body["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+                "nodeSelectorTerms"][0]["matchExpressions"][0]["values"][0]
+            taken["done"] = True
+            world.server.add(pod("intruder", node, 1, controller="intruder", priority=5))
+        return None
+
+    world.server.faults.append(someone_takes_the_room)
+    try:
+        report = world.rebalancer(reserve_timeout_s=10.0).round()
+        plan = report.plans[0]
+        assert plan.status == "failed" and "could not" not in plan.reason
+        assert "not placed within 10 s" in plan.reason and "nothing was evicted" in plan.reason
+        assert report.status == "failed"
+        assert world.cluster.evictions == [] and world.cluster.cordon_patches == []
+        assert all(m.outcome == "not-run" for m in plan.moves)
+        events = [json_event for json_event in _journal_events(plan.journal)]
+        assert "reserve-failed" in events and "evict-request" not in events and "cordon-request" not in events
+        world.assert_clean()
+    finally:
+        world.server.stop()
+
+
+def test_a_pdb_that_turns_strict_mid_round_stops_after_the_first_move(tmp_path):
+    from builders import pdb
+    from liveworld import start_live_world
+
+    world = start_live_world(tmp_path, extra=[pdb("svc0", {"app": "svc-0"}, max_unavailable=3)])
+    world.cluster.reconcile()
+
+    def strict_after_first_eviction(request):
+        if request.path.endswith("/eviction") and world.cluster.evictions:
+            from apiserver.wire import ObjectKey
+
+            body = world.server.store[ObjectKey("policy/v1", "poddisruptionbudgets", "ml", "svc0")]
+            body["spec"] = {"selector": body["spec"]["selector"], "minAvailable": 7}
+            world.cluster.reconcile()
+        return None
+
+    world.server.faults.append(strict_after_first_eviction)
+    try:
+        report = world.rebalancer().round()
+        plan = report.plans[0]
+        assert plan.status == "stopped" and "disruption budget" in plan.reason, plan.reason
+        assert [m.outcome for m in plan.moves] == ["moved", "not-run", "not-run"]
+        assert len(world.cluster.evictions) == 1
+        assert report.status == "moved"  # one pod moved; the plan stopped before the next
+        world.assert_clean()
+    finally:
+        world.server.stop()
+
+
+def _journal_events(path):
+    import json
+    from pathlib import Path
+
+    return [json.loads(line)["event"] for line in Path(path).read_text().splitlines()]
