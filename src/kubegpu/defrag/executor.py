@@ -94,6 +94,11 @@ class Executor:
         self._cluster_objects: list[dict] | None = None
         self._signals = SignalGuard()
 
+    @property
+    def signal_noted(self) -> int | None:
+        """A ^C/SIGTERM that arrived while the cordons were being undone (held back, not raised)."""
+        return self._signals.pending
+
     # ------------------------------------------------------------------ entry points
     def apply(self, plan: Plan) -> ExecutionReport:
         """Start a new run of `plan` (the journal must not exist yet)."""

@@ -59,6 +59,7 @@ class Rebalancer:
         self.now = now
         self.metrics = metrics or (ctx.metrics if ctx is not None else RebalanceMetrics())
         self.timer = SustainedTimer()
+        self._round_at: datetime | None = None
         self.ledger = Ledger(opts.journal_dir) if opts.journal_dir is not None else None
 
     # ------------------------------------------------------------------ a round
@@ -73,6 +74,8 @@ class Rebalancer:
             report.status, report.signal, report.message = "stopped", 2, "interrupted (SIGINT); " + report.message
         except Terminated:
             report.status, report.signal, report.message = "stopped", 15, "terminated (SIGTERM); " + report.message
+        if report.signal is not None and live and self._round_at is not None:
+            self._account(report, self._round_at)   # what the stopped round spent still counts
         self.metrics.count_round(report.status)
         return report
 
@@ -81,6 +84,7 @@ class Rebalancer:
         state = self._read()
         now = self.now() if self.now is not None else _state_time(state)
         report.at = stamp(now)
+        self._round_at = now
         run_id = f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}" if live else "dry-run"
         report.run = run_id
         if live:
@@ -121,16 +125,15 @@ class Rebalancer:
                 if why is not None:
                     skipped.append(f"{cand.key}: {why}")
                     continue
-            entry, state, stop = self._carry_out(cand, plan, state, run_id, index, now, trigger="pending")
-            report.plans.append(entry)
+            state, stop = self._carry_out(cand, plan, state, run_id, index, now, report.plans, trigger="pending")
         allowance = chosen
         if not report.plans and stranded_due and not stop:
             plan = stranded_plan(state, reading, opts.policy, opts.time_limit_s)
             if plan is not None:
                 why = allowance.admit(plan)
                 if why is None:
-                    entry, state, stop = self._carry_out(None, plan, state, run_id, 1, now, trigger="stranded")
-                    report.plans.append(entry)
+                    state, stop = self._carry_out(None, plan, state, run_id, 1, now, report.plans,
+                                                  trigger="stranded")
                 else:
                     skipped.append(f"size:{reading.size}: {why}")
         reasons: dict[str, str] = {}
@@ -159,15 +162,18 @@ class Rebalancer:
         report.budget = _budget_view(opts.budget, allowance)
         self._conclude(report, live, now)
 
-    def _carry_out(self, cand, plan, state: ClusterState, run_id: str, index: int, now: datetime, *,
-                   trigger: str) -> tuple[PlanEntry, ClusterState, bool]:
-        """(entry, the state to plan the next one on, stop the round)."""
+    def _carry_out(self, cand, plan, state: ClusterState, run_id: str, index: int, now: datetime,
+                   entries: list[PlanEntry], *, trigger: str) -> tuple[ClusterState, bool]:
+        """Add the plan's entry to `entries` and carry it out (dry: plan on); (the state to plan the next
+        one on, whether the round stops here)."""
         if self.ctx is None:
             reservations = [plan_reservation(state, m, run_id=run_id, namespace=self.opts.placeholder_namespace,
                                              now=now, ttl_s=self.opts.ttl_s) for m in plan.moves]
-            return entry_for(cand, plan, reservations, trigger=trigger), with_beneficiaries(state, plan), False
+            entries.append(entry_for(cand, plan, reservations, trigger=trigger))
+            return with_beneficiaries(state, plan), False
         assert self.opts.journal_dir is not None
         entry = entry_for(cand, plan, [], trigger=trigger)
+        entries.append(entry)
         path = journal_path(self.opts.journal_dir, run_id, index)
         entry.journal = str(path)
         run = PlanRun(self.ctx, plan, Journal(path), f"{run_id}-{index}")
@@ -179,10 +185,10 @@ class Rebalancer:
         outcomes(entry, plan, report)
         for mo in entry.moves:
             self.metrics.count_move(mo.outcome, mo.gpu_hours)
-        stop = entry.status == "stopped" or (report is not None and report.signal is not None)
-        if report is not None and report.signal is not None:
-            raise KeyboardInterrupt if report.signal == 2 else Terminated()
-        return entry, self._read(), stop
+        stop = entry.status == "stopped"
+        if run.signal is not None:
+            raise KeyboardInterrupt if run.signal == 2 else Terminated()
+        return self._read(), stop
 
     def _conclude(self, report: RoundReport, live: bool, now: datetime) -> None:
         made = [p for p in report.plans if p.status != "skipped"]
@@ -197,9 +203,17 @@ class Rebalancer:
         else:
             report.status = "nothing-to-do"
         report.message = _summary(report, moved)
-        if live and self.ledger is not None:
-            lost = sum(m.gpu_hours for p in made for m in p.moves if m.outcome in ("moved", "elsewhere", "failed"))
-            self.ledger.append(at=now, run=report.run or "", status=report.status, moves=moved, gpu_hours=lost)
+        if live:
+            self._account(report, now)
+
+    def _account(self, report: RoundReport, now: datetime) -> None:
+        """The round's spending into the ledger: moves made and the work their evictions threw away."""
+        if self.ledger is None:
+            return
+        moves = [m for p in report.plans for m in p.moves]
+        moved = sum(1 for m in moves if m.outcome in ("moved", "elsewhere"))
+        lost = sum(m.gpu_hours for m in moves if m.outcome in ("moved", "elsewhere", "failed"))
+        self.ledger.append(at=now, run=report.run or "", status=report.status, moves=moved, gpu_hours=lost)
 
     def _read(self) -> ClusterState:
         """The cluster now; with a clock of our own, ages and work lost are measured at its time."""

@@ -70,6 +70,7 @@ class PlanRun:
         self.reservations: dict[str, Reservation] = {}   # moved pod uid -> its reservation
         self.held: set[str] = set()                        # placeholder names that may exist
         self._signals = SignalGuard()
+        self.signal: int | None = None   # a signal held back while cleaning up: the round stops after this plan
 
     # ------------------------------------------------------------------ entry points
     def start(self, state: ClusterState, entry: PlanEntry) -> ExecutionReport | None:
@@ -118,6 +119,8 @@ class PlanRun:
                 report = executor.resume()
         finally:
             self._release_all()
+        noted = self._signals.pending or executor.signal_noted
+        self.signal = (report.signal if report is not None and report.signal else None) or noted
         return report
 
     def _finish(self, status: str, message: str) -> None:

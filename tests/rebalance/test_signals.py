@@ -1,0 +1,67 @@
+"""SIGTERM at every mutating API call of a live round: no cordon and no placeholder are left behind,
+and nothing is evicted twice. The signal is sent to this process by the server thread right before
+it answers the k-th write, so it lands while the round waits for that answer."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+from liveworld import start_live_world
+
+WRITES = ("POST", "PATCH", "PUT", "DELETE")
+
+
+def _count_writes(tmp_path) -> int:
+    world = start_live_world(tmp_path / "count")
+    try:
+        report = world.rebalancer().round()
+        assert report.status == "moved"
+        return sum(1 for r in world.server.requests if r.method in WRITES)
+    finally:
+        world.server.stop()
+
+
+def test_sigterm_at_every_write_leaves_no_cordon_and_no_placeholder(tmp_path):
+    total = _count_writes(tmp_path)
+    assert total >= 12  # 3 placeholders, cordon, 3 Events, 3 evictions, uncordon, 3 deletes
+    for k in range(1, total + 1):
+        world = start_live_world(tmp_path / f"k{k}")
+        seen = {"n": 0}
+
+        def terminate_at_k(request, k=k):
+            if request.method in WRITES:
+                seen["n"] += 1
+                if seen["n"] == k:
+                    os.kill(os.getpid(), signal.SIGTERM)
+            return None
+
+        world.server.faults.append(terminate_at_k)
+        try:
+            report = world.rebalancer().round()
+            assert report.signal == signal.SIGTERM or seen["n"] < k, (k, report.status, report.message)
+            assert report.status in ("stopped", "moved"), (k, report.message)
+            world.assert_clean()
+        finally:
+            world.server.stop()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_placeholders_wait_to_be_placed_deletes_them(tmp_path, sig):
+    world = start_live_world(tmp_path)
+    world.scheduler.enabled = False        # placeholders stay Pending: the round waits for them
+
+    def signal_on_first_placeholder_read(request):
+        if request.method == "GET" and "/namespaces/kubegpu/pods/" in request.path:
+            os.kill(os.getpid(), sig)
+        return None
+
+    world.server.faults.append(signal_on_first_placeholder_read)
+    try:
+        report = world.rebalancer().round()
+        assert report.status == "stopped" and report.signal == sig
+        assert world.cluster.evictions == [] and world.cluster.cordon_patches == []
+        world.assert_clean()
+    finally:
+        world.server.stop()
