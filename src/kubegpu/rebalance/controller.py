@@ -254,11 +254,22 @@ class Rebalancer:
                 entry.status, entry.reason = "failed", "no longer needed: closed, cordons undone"
             else:
                 rep = PlanRun(self.ctx, plan, journal, f"{run_id}-resume{len(report.resumed) + 1}").resume(
-                    state, entry, set(st.evicted))
+                    state, entry, set(st.evicted) | _sent(state, st.requested))
                 outcomes(entry, plan, rep)
             report.resumed.append(str(path))
             report.plans.append(entry)
         return state is not None
+
+
+def _sent(state: ClusterState, requested: dict[str, dict]) -> set[str]:
+    """uids of evict-requests without an outcome whose pod is gone, replaced or terminating: they went
+    through (the executor's reconcile journals them so); the others still need their room held."""
+    out = set()
+    for uid, rec in requested.items():
+        pod = state.pod(*rec["pod"].split("/", 1))
+        if pod is None or pod.metadata.uid != uid or pod.metadata.deletion_timestamp is not None:
+            out.add(uid)
+    return out
 
 
 def _still_pending(state: ClusterState, plan) -> bool:

@@ -46,8 +46,9 @@ def run_loop(rebalancer: Rebalancer, *, interval_s: float, lease_name: str, leas
              metrics_address: str = "127.0.0.1", metrics_port: int = 0,
              on_round: Callable[[RoundReport], None] = lambda r: None,
              sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
-             rounds: int | None = None) -> int:
-    """Run rounds while leading; returns the exit code (128+N after signal N). `rounds` bounds a test."""
+             rounds: int | None = None, max_tries: int | None = None) -> int:
+    """Run rounds while leading; returns the exit code (128+N after signal N). `rounds` and `max_tries`
+    (attempts to lead; 1 when they run out) bound a test."""
     ctx = rebalancer.ctx
     assert ctx is not None, "loop mode acts on a live cluster"
     metrics: RebalanceMetrics = rebalancer.metrics
@@ -56,12 +57,15 @@ def run_loop(rebalancer: Rebalancer, *, interval_s: float, lease_name: str, leas
     ctx.elector = elector
     server = MetricsServer(metrics, metrics_address, metrics_port).start() if metrics_port else None
     guard = SignalGuard()
-    done = 0
+    done = tries = 0
     try:
         with guard.running():
             while rounds is None or done < rounds:
                 if not elector.try_acquire_or_renew():
                     metrics.leader = 0
+                    tries += 1
+                    if max_tries is not None and tries >= max_tries:
+                        return 1
                     sleep(elector.cfg.retry_period_s)
                     continue
                 metrics.leader = 1
@@ -70,6 +74,8 @@ def run_loop(rebalancer: Rebalancer, *, interval_s: float, lease_name: str, leas
                 on_round(report)
                 if report.signal:
                     return 128 + report.signal
+                if rounds is not None and done >= rounds:
+                    break
                 try:
                     elector.sleeping(sleep)(interval_s)
                 except LeadershipLost:
