@@ -105,6 +105,8 @@ class Rebalancer:
         blocked = round_blocked(opts.budget, spent, now)
         if blocked and (candidates or stranded_due):
             report.status, report.skipped, report.message = "blocked", blocked, f"round held back: {blocked}"
+            for row in report.candidates:
+                row["outcome"], row["reason"] = "skipped", blocked
             self.metrics.count_skip(budget_reason(blocked))
             report.budget = _budget_view(opts.budget, RoundAllowance(opts.budget, spent))
             return
