@@ -115,3 +115,34 @@ def _journal_events(path):
     from pathlib import Path
 
     return [json.loads(line)["event"] for line in Path(path).read_text().splitlines()]
+
+
+def test_room_taken_mid_round_stops_before_the_next_eviction(tmp_path):
+    from liveworld import start_live_world
+
+    world = start_live_world(tmp_path)
+
+    def take_a_placeholder_after_the_first_eviction(request):
+        if request.method == "GET" and len(world.cluster.evictions) == 1 and not taken:
+            from apiserver.wire import ObjectKey
+            from builders import pod
+
+            holds = sorted((p["metadata"]["name"], p["spec"]["nodeName"]) for p in world.placeholders()
+                           if p["spec"].get("nodeName"))
+            name, node = holds[-1]
+            world.server.store.pop(ObjectKey("v1", "pods", "kubegpu", name))   # a higher-priority pod preempted it
+            world.server.add(pod("urgent", node, 1, controller="urgent", priority=1000))
+            taken.append(name)
+        return None
+
+    taken: list[str] = []
+    world.server.faults.append(take_a_placeholder_after_the_first_eviction)
+    try:
+        report = world.rebalancer().round()
+        plan = report.plans[0]
+        assert taken and plan.status == "stopped" and "no longer held" in plan.reason, plan.reason
+        assert len(world.cluster.evictions) == 1
+        assert [m.outcome for m in plan.moves].count("not-run") == 2
+        world.assert_clean()
+    finally:
+        world.server.stop()
