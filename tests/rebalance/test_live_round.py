@@ -18,7 +18,38 @@ def test_a_round_makes_room_and_the_waiting_pod_is_bound(live):
     # every replacement runs, each one preempted a placeholder
     assert len(live.scheduler.preemptions) == 3
     assert all(v.startswith("kubegpu/kubegpu-hold-") for p in live.scheduler.preemptions for v in p.victims)
+    # an Event on each moved pod, before its eviction
+    moved = {m.pod.split("/")[1] for m in plan.moves}
+    assert {e["regarding"]["name"] for e in live.scheduler.events} == moved
+    assert all(e["reason"] == "Rebalancing" and e["reportingController"] == "kubegpu.io/rebalance"
+               for e in live.scheduler.events)
+    # metrics
+    m = reb.metrics
+    assert m.moves["moved"] == 3 and m.reservations_held == 0 and m.gpu_hours_lost == plan.gpu_hours_lost
+    assert m.stranded_before == report.stranded["before"] and m.rounds == {"moved": 1}
     live.assert_clean()
+
+
+def test_metrics_are_served_and_pass_promtool(live, tmp_path):
+    import shutil
+    import subprocess
+    import urllib.request
+
+    from kubegpu.rebalance.metrics import MetricsServer
+
+    reb = live.rebalancer()
+    reb.round()
+    server = MetricsServer(reb.metrics, "127.0.0.1", 0).start()
+    try:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{server.port}/metrics", timeout=5).read().decode()
+    finally:
+        server.stop()
+    assert 'kubegpu_rebalance_moves_total{outcome="moved"} 3' in text
+    assert 'kubegpu_rebalance_stranded_gpus{when="before"}' in text and "kubegpu_rebalance_reservations_held 0" in text
+    assert 'kubegpu_rebalance_rounds_total{status="moved"} 1' in text
+    if shutil.which("promtool"):
+        out = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stdout + out.stderr
 
 
 def test_a_replacement_that_lands_elsewhere_is_counted_and_its_unused_placeholder_deleted(tmp_path):

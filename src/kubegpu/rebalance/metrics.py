@@ -47,9 +47,10 @@ class RebalanceMetrics:
                 "# HELP kubegpu_rebalance_moves_total Pod moves by outcome (moved: replacement on the planned node).",
                 "# TYPE kubegpu_rebalance_moves_total counter",
                 *[f'kubegpu_rebalance_moves_total{{outcome="{o}"}} {n}' for o, n in sorted(self.moves.items())],
-                "# HELP kubegpu_rebalance_gpu_hours_lost_total GPU-hours of work thrown away by evictions.",
-                "# TYPE kubegpu_rebalance_gpu_hours_lost_total counter",
-                f"kubegpu_rebalance_gpu_hours_lost_total {self.gpu_hours_lost:g}",
+                "# HELP kubegpu_rebalance_gpu_seconds_lost_total Work thrown away by evictions, in GPU-seconds "
+                "(Prometheus base unit; / 3600 = GPU-hours).",
+                "# TYPE kubegpu_rebalance_gpu_seconds_lost_total counter",
+                f"kubegpu_rebalance_gpu_seconds_lost_total {self.gpu_hours_lost * 3600:g}",
                 "# HELP kubegpu_rebalance_stranded_gpus Stranded GPUs for the cluster's own demand around the last "
                 "round.",
                 "# TYPE kubegpu_rebalance_stranded_gpus gauge",
