@@ -10,7 +10,7 @@ bound placeholder, and no placeholder sits on a cordoned node.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from apiserver.scheduler import SchedulerEmulator, check_every_call
 from apiserver.server import FakeApiServer
 from apiserver.wire import ObjectKey
 from builders import fragmented, gpu_node, pod
+from livecluster import FakeClock
 
 from kubegpu.defrag.executor import ExecutorOptions
 from kubegpu.rebalance.api import LightkubeRebalanceApi
@@ -39,19 +40,10 @@ CHECKPOINTED = {"kubegpu.io/last-checkpoint": "2026-12-01T11:50:00Z", "kubegpu.i
 
 
 @dataclass
-class FakeTime:
-    """The clock, the sleep and the wall time of one process (time passes only when it sleeps)."""
+class FakeTime(FakeClock):
+    """FakeClock (time passes only when the process sleeps) plus the wall time it stands for."""
 
-    t: float = 0.0
     start: datetime = START
-    sleeps: list[float] = field(default_factory=list)
-
-    def clock(self) -> float:
-        return self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.t += max(seconds, 0.0)
 
     def now(self) -> datetime:
         return self.start + timedelta(seconds=self.t)

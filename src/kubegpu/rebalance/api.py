@@ -49,13 +49,18 @@ class LightkubeRebalanceApi(LightkubeApi):
         obj = codecs.from_dict(body)
         return self._call(self.client.create, obj, field_manager=self.field_manager).to_dict()
 
-    def read_pod(self, namespace: str, name: str) -> dict | None:
+    def _found(self, fn, *args, **kwargs):
+        """fn's answer, or None on 404."""
         try:
-            return self._call(self.client.get, Pod, name=name, namespace=namespace).to_dict()
+            return self._call(fn, *args, **kwargs)
         except ApiFailure as err:
             if err.code == 404:
                 return None
             raise
+
+    def read_pod(self, namespace: str, name: str) -> dict | None:
+        pod = self._found(self.client.get, Pod, name=name, namespace=namespace)
+        return None if pod is None else pod.to_dict()
 
     def delete_pod(self, namespace: str, name: str) -> bool:
         """Delete at once (grace 0: a placeholder holds nothing); False when it was gone already."""
@@ -72,12 +77,8 @@ class LightkubeRebalanceApi(LightkubeApi):
                                                                           labels=selector)])
 
     def get_lease(self, namespace: str, name: str) -> dict | None:
-        try:
-            return self._call(self.client.get, Lease, name=name, namespace=namespace).to_dict()
-        except ApiFailure as err:
-            if err.code == 404:
-                return None
-            raise
+        lease = self._found(self.client.get, Lease, name=name, namespace=namespace)
+        return None if lease is None else lease.to_dict()
 
     def create_lease(self, body: dict) -> dict:
         return self._lease_write(self.client.create, body)
