@@ -177,3 +177,26 @@ def test_room_taken_mid_round_stops_before_the_next_eviction(tmp_path):
         world.assert_clean()
     finally:
         world.server.stop()
+
+
+def test_an_api_server_failure_fails_the_round_cleanly_and_the_next_round_finishes(live):
+    from apiserver.wire import status_reply
+
+    left = {"n": 1}
+
+    def fail_the_second_eviction(request):
+        if request.path.endswith("/eviction") and live.cluster.evictions and left["n"]:
+            left["n"] -= 1
+            return status_reply(500, "InternalError", "etcd is down")
+        return None
+
+    live.server.faults.append(fail_the_second_eviction)
+    reb = live.rebalancer()
+    first = reb.round()
+    assert first.plans[0].status == "stopped" and "etcd is down" in first.plans[0].reason
+    assert not live.placeholders() and not live.cordoned()
+    second = reb.round()           # resumes nothing (the first run finished its journal): plans again
+    assert second.status == "moved", second.message
+    live.scheduler.tick()
+    assert live.pod_body("ml", "big")["spec"].get("nodeName")
+    live.assert_clean()

@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Callable
 
 from kubegpu.defrag.evictability import EvictionPolicy
-from kubegpu.defrag.executor import Executor
+from kubegpu.defrag.executor import TRANSIENT, Executor
 from kubegpu.defrag.journal import Journal
 from kubegpu.defrag.signals import SignalGuard, Terminated
 from kubegpu.fragmentation.cluster import cluster_frag_report
+from kubegpu.errors import SourceError
 from kubegpu.model.cluster import ClusterState
 from kubegpu.rebalance.budget import Budget, RoundAllowance, Spent, round_blocked
 from kubegpu.rebalance.ledger import Ledger
@@ -74,6 +75,10 @@ class Rebalancer:
             report.status, report.signal, report.message = "stopped", 2, "interrupted (SIGINT); " + report.message
         except Terminated:
             report.status, report.signal, report.message = "stopped", 15, "terminated (SIGTERM); " + report.message
+        except (*TRANSIENT, SourceError) as err:  # the API server failed us: this round stops, the loop goes on
+            report.status = "failed"
+            report.message = f"the API server answered {err}; " + report.message if not isinstance(err, SourceError) \
+                else f"{err}; " + report.message
         if report.signal is not None and live and self._round_at is not None:
             self._account(report, self._round_at)   # what the stopped round spent still counts
         self.metrics.count_round(report.status)
