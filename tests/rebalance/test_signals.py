@@ -65,3 +65,40 @@ def test_a_signal_while_placeholders_wait_to_be_placed_deletes_them(tmp_path, si
         world.assert_clean()
     finally:
         world.server.stop()
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_the_real_cli_stopped_mid_round_exits_128_plus_n_and_leaves_nothing(tmp_path, sig, code):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    world = start_live_world(tmp_path)
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    proc = subprocess.Popen([sys.executable, "-m", "kubegpu.cli.main", "rebalance", "--once", "--yes",
+                             "--kubeconfig", str(world.kubeconfig), "--journal-dir", str(world.journal_dir),
+                             "--placeholder-namespace", "kubegpu", "-o", "json"],
+                            env={**os.environ, "PYTHONPATH": src}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sent = {"done": False}
+
+    def stop_at_first_eviction(request):
+        if request.path.endswith("/eviction") and not sent["done"]:
+            sent["done"] = True
+            proc.send_signal(sig)
+        return None
+
+    world.server.faults.append(stop_at_first_eviction)
+    try:
+        out, err = proc.communicate(timeout=120)
+        assert sent["done"], err.decode()[-2000:]
+        assert proc.returncode == code, err.decode()[-2000:]
+        import json
+
+        report = json.loads(out)
+        assert report["status"] == "stopped" and report["signal"] == int(sig)
+        assert len(world.cluster.evictions) <= 1
+        world.assert_clean()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        world.server.stop()
