@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from liveworld import FakeTime
 
 
 def test_a_round_makes_room_and_the_waiting_pod_is_bound(live):

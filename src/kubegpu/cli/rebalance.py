@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from datetime import datetime, timezone
 from pathlib import Path
 
 import click

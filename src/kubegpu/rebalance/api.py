@@ -11,7 +11,7 @@ from typing import Protocol
 
 from lightkube import codecs
 from lightkube.resources.coordination_v1 import Lease
-from lightkube.resources.core_v1 import Event, Pod
+from lightkube.resources.core_v1 import Pod
 
 from kubegpu.defrag.api import ApiFailure, ClusterApi, LightkubeApi
 from kubegpu.sources.kubeconfig import Timeouts, lightkube_client, resolve_cluster
@@ -103,4 +103,4 @@ def micro_time(when: datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-__all__ = ["Event", "LeaseConflict", "LightkubeRebalanceApi", "RebalanceApi", "micro_time"]
+__all__ = ["LeaseConflict", "LightkubeRebalanceApi", "RebalanceApi", "micro_time"]

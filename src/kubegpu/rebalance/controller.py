@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
+from kubegpu.defrag.cost import state_now
 from kubegpu.defrag.evictability import EvictionPolicy
 from kubegpu.defrag.executor import TRANSIENT, Executor
 from kubegpu.defrag.journal import Journal
@@ -288,8 +289,6 @@ def _still_pending(state: ClusterState, plan) -> bool:
 
 
 def _state_time(state: ClusterState) -> datetime:
-    from kubegpu.defrag.cost import state_now
-
     return state_now(state)
 
 

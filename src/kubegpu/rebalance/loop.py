@@ -22,6 +22,8 @@ from kubegpu.rebalance.metrics import MetricsServer, RebalanceMetrics
 from kubegpu.rebalance.move import MoveContext
 from kubegpu.rebalance.reservation import Owner
 from kubegpu.rebalance.round import RoundReport
+from kubegpu.sources.documents import load_cluster
+from kubegpu.sources.live import read_live
 
 
 def utc_now() -> datetime:
@@ -31,9 +33,6 @@ def utc_now() -> datetime:
 def live_rebalancer(source, opts: RebalanceOptions, *, reserve_timeout_s: float, owner: Owner | None,
                     identity: str) -> Rebalancer:
     """A Rebalancer acting on the live cluster of `source` (kubeconfig/context)."""
-    from kubegpu.sources.documents import load_cluster
-    from kubegpu.sources.live import read_live
-
     api = LightkubeRebalanceApi.from_kubeconfig(source.kubeconfig, source.context)
     ctx = MoveContext(api=api, executor=ExecutorOptions(), policy=opts.policy, namespace=opts.placeholder_namespace,
                       ttl_s=opts.ttl_s, reserve_timeout_s=reserve_timeout_s, owner=owner, identity=identity,

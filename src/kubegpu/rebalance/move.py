@@ -30,6 +30,7 @@ from kubegpu.defrag.journal import Journal, JournalWriteError
 from kubegpu.defrag.plan import Move, Plan
 from kubegpu.defrag.signals import SignalGuard, Terminated
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.quantity import resource_amount
 from kubegpu.rebalance.api import micro_time
 from kubegpu.rebalance.leader import LeaderElector, LeadershipLost
 from kubegpu.rebalance.metrics import RebalanceMetrics
@@ -262,8 +263,6 @@ def unheld(moves: list[Move], reservations: dict[str, Reservation], live: dict[s
 
 
 def _covers(have: dict[str, str], need: dict[str, str]) -> bool:
-    from kubegpu.model.quantity import resource_amount
-
     return all(resource_amount(r, have.get(r, "0")) >= resource_amount(r, q) for r, q in need.items())
 
 

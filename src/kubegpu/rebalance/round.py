@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from kubegpu.defrag import EvictionPolicy, Goal, Plan, after_state, plan_defrag
+from kubegpu.errors import InputError, UsageError
 from kubegpu.model.cluster import ClusterState
 from kubegpu.rebalance.budget import RoundAllowance
 from kubegpu.rebalance.reservation import Reservation
@@ -74,8 +75,6 @@ def candidate_row(c: Candidate) -> dict[str, Any]:
 
 def plan_for(state: ClusterState, target: str, policy: EvictionPolicy, time_limit: float) -> Plan | None:
     """The defrag plan for one pending pod or gang (None when the planner cannot read the goal)."""
-    from kubegpu.errors import InputError, UsageError
-
     try:
         return plan_defrag(state, Goal(kind="pod", pod=target), policy=policy, milp_time_limit=time_limit)
     except (InputError, UsageError):
