@@ -136,3 +136,25 @@ def test_killing_the_leader_mid_round_the_other_resumes_without_repeating_an_evi
     lease = live.scheduler.lease("kubegpu", "kubegpu-rebalance")
     assert lease["spec"]["holderIdentity"] == "" and lease["spec"]["leaseTransitions"] == 1
     live.assert_clean()
+
+
+def test_once_refuses_to_run_beside_a_looping_leader(live):
+    import subprocess
+    import sys
+
+    ta = FakeTime()
+    from datetime import datetime, timezone
+
+    ta.start = datetime.now(timezone.utc)           # the CLI compares renewTime with the wall clock
+    holder = _elector(live, "replica-a", ta)
+    assert holder.try_acquire_or_renew()
+    env = {**os.environ, "PYTHONPATH": SRC, "KUBEGPU_POD_NAME": "by-hand"}
+    cmd = [sys.executable, "-m", "kubegpu.cli.main", "rebalance", "--once", "--yes", "--kubeconfig",
+           str(live.kubeconfig), "--journal-dir", str(live.journal_dir), "--placeholder-namespace", "kubegpu"]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "replica-a holds the Lease" in r.stderr
+    assert live.scheduler.created == [] and live.cluster.evictions == []
+    holder.release()                                 # released: --once runs
+    r = subprocess.run(cmd + ["-o", "json"], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    live.assert_clean()

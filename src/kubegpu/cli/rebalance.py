@@ -133,8 +133,9 @@ def rebalance(source, output, once, interval, min_pending_age, stranded_above, s
 
     A round is due when a pending GPU pod (or gang) has waited longer than --min-pending-age and the
     defrag planner finds a plan for it (every defrag rule: PDBs, gangs whole, controllers, local
-    storage, priorities, safe-to-evict), or when --stranded-above holds for --sustained. Plans run
-    smallest first within the budgets. Each move's destination is held by a placeholder pod of the
+    storage, priorities, safe-to-evict), or when --stranded-above holds for --sustained. The smallest
+    plan goes first, within the budgets (the three smallest are each tried first; the round serving
+    the most pods with the fewest moves wins). Each move's destination is held by a placeholder pod of the
     lowest priority class (kubegpu-placeholder, shipped with the chart) before anything is evicted;
     the replacement preempts it. Then the sources are cordoned and every step passes defrag's safety
     gate right before its eviction (Eviction API), all journaled in --journal-dir.
@@ -145,7 +146,8 @@ def rebalance(source, output, once, interval, min_pending_age, stranded_above, s
       kubegpu rebalance --once --yes --max-gpu-hours-lost 4
       kubegpu rebalance --yes --interval 5m --quiet-hours 08:00-18:00 --metrics-port 9108
 
-    Loop mode (no --once) holds a coordination.k8s.io Lease and never acts without it. ^C/SIGTERM
+    Loop mode (no --once) holds a coordination.k8s.io Lease and never acts without it; --once refuses
+    to run while another process holds it. ^C/SIGTERM
     at any point leaves no cordon and no placeholder. Exit codes: 0 moved / nothing to do / dry
     run, 1 a plan was needed but could not run, 2 usage or input errors, 130/143 on signals.
     """
@@ -178,6 +180,15 @@ def rebalance(source, output, once, interval, min_pending_age, stranded_above, s
     rebalancer = live_rebalancer(source, opts, reserve_timeout_s=reserve_timeout, owner=_owner(),
                                  identity=_identity())
     if once:
+        from kubegpu.rebalance.leader import held_by_other
+        from kubegpu.rebalance.loop import utc_now
+
+        holder = held_by_other(rebalancer.ctx.api, lease_namespace or placeholder_namespace, lease_name, _identity(),
+                               utc_now())
+        if holder is not None:
+            click.echo(f"error: rebalancer {holder} holds the Lease {lease_name} and is acting; not running a "
+                       "round beside it", err=True)
+            raise click.exceptions.Exit(1)
         report = rebalancer.round()
         _print(report, output)
         raise click.exceptions.Exit(_exit_code(report))

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Callable
 
 from kubegpu.defrag.api import ApiFailure, NoAnswer
 from kubegpu.defrag.executor import Stop
 from kubegpu.errors import UsageError
+from kubegpu.model.timeutil import parse_time
 from kubegpu.rebalance.api import LeaseConflict, micro_time
 
 
@@ -48,6 +49,22 @@ class LeaseConfig:
             raise UsageError("the lease duration must be greater than the renew deadline")
         if self.renew_deadline_s <= 1.2 * self.retry_period_s:
             raise UsageError("the renew deadline must be greater than 1.2 x the retry period")
+
+
+def held_by_other(api, namespace: str, name: str, identity: str, now: datetime) -> str | None:
+    """The holder of a live Lease other than us (by its renewTime and our wall clock), for `--once`:
+    a one-off round must not race a looping leader. None when the Lease is free, ours, expired, absent
+    or not readable (a CronJob's role has no Lease access; its own runs never overlap: Forbid)."""
+    try:
+        lease = api.get_lease(namespace, name)
+    except (NoAnswer, ApiFailure):
+        return None
+    spec = (lease or {}).get("spec") or {}
+    holder = spec.get("holderIdentity") or ""
+    renewed = parse_time(spec.get("renewTime"))
+    if not holder or holder == identity or renewed is None:
+        return None
+    return holder if renewed + timedelta(seconds=float(spec.get("leaseDurationSeconds") or 0)) > now else None
 
 
 class LeaderElector:
