@@ -93,3 +93,15 @@ def test_a_torn_last_ledger_line_is_ignored_and_a_damaged_one_refused(tmp_path):
     ledger.path.write_text('[1, 2]\n{"at": "x"}\n')
     with pytest.raises(InputError):
         ledger.spent(now)
+
+
+def test_the_stranded_timer_counts_only_unbroken_time_above_the_threshold():
+    from kubegpu.rebalance.trigger import SustainedTimer
+
+    timer, t0 = SustainedTimer(), datetime(2026, 12, 1, tzinfo=timezone.utc)
+    assert timer.update(5.0, 3.0, t0) == 0.0
+    assert timer.update(5.0, 3.0, t0 + timedelta(minutes=20)) == 1200.0
+    assert timer.update(2.0, 3.0, t0 + timedelta(minutes=25)) == 0.0          # a dip restarts it
+    assert timer.update(5.0, 3.0, t0 + timedelta(minutes=30)) == 0.0
+    assert timer.update(5.0, 3.0, t0 + timedelta(minutes=61)) == 1860.0
+    assert timer.update(5.0, None, t0 + timedelta(minutes=62)) == 0.0         # no threshold: never due

@@ -55,3 +55,14 @@ def test_bad_flags_are_one_line_exit_2():
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and not r.stdout, (args, r.stderr)
     r = run("--kubeconfig", "/nonexistent/kubeconfig")   # a live loop needs --yes before anything is read
     assert r.returncode == 2 and "--yes" in r.stderr
+
+
+def test_stranded_gpus_above_the_threshold_make_a_round_for_the_largest_demand_size():
+    r = run("--demo", "--once", "--min-pending-age", "24h", "--stranded-above", "1", "--sustained", "0s", "-o", "json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    (plan,) = data["plans"]
+    assert plan["target"] == "size:4" and plan["trigger"] == "stranded" and plan["moves"]
+    assert data["stranded"]["after"] < data["stranded"]["before"] == 5.37
+    r = run("--demo", "--once", "--min-pending-age", "24h", "--stranded-above", "6", "--sustained", "0s", "-o", "json")
+    assert json.loads(r.stdout)["status"] == "nothing-to-do"      # 5.37 stranded is not above 6

@@ -107,7 +107,8 @@ class Rebalancer:
         report.candidates = [candidate_row(c) for c in candidates]
         report.stranded = {"size": reading.size, "before": reading.gpus, "above": opts.stranded_above,
                            "sustained_seconds": round(stranded_for, 1)}
-        stranded_due = opts.stranded_above is not None and stranded_for >= opts.sustained_s
+        stranded_due = (opts.stranded_above is not None and reading.gpus > opts.stranded_above
+                        and stranded_for >= opts.sustained_s)
         blocked = round_blocked(opts.budget, spent, now)
         if blocked and (candidates or stranded_due):
             report.status, report.skipped, report.message = "blocked", blocked, f"round held back: {blocked}"
