@@ -20,6 +20,7 @@ from kubegpu.scheduling.placement.task import Placement
 from kubegpu.simulate import events as ev
 from kubegpu.simulate.nodes import ABSENT, DELETING, PROVISIONING, READY, ClusterNodes, NodeRecord, build_cluster
 from kubegpu.simulate.preemption import find_preemption
+from kubegpu.simulate.rebalancer import RebalancerSettings, SimRebalancer, stranded_gpus
 from kubegpu.simulate.feasibility import check_jobs_fit, num_feasible_nodes_to_find
 from kubegpu.simulate.jobstate import DONE, GONE, PENDING, RUNNING, SAMPLE_INTERVAL, TIMED_OUT, JobRun, Stats
 from kubegpu.simulate.scenario import Scenario
@@ -79,7 +80,6 @@ class Engine:
         self.rebalancer = None
         self.stranded: list[float] = []   # sampled when the scenario has a `rebalancer` key (on or off)
         if spec.rebalancer:
-            from kubegpu.simulate.rebalancer import RebalancerSettings, SimRebalancer
             settings = RebalancerSettings.from_spec(spec.rebalancer, where=scenario.source)
             self.rebalancer = SimRebalancer(self, settings) if settings.enabled else None
             self.stranded_size = max((j.task.num_gpu for j in jobs if j.task.gpu_milli >= 1000), default=1)
@@ -210,7 +210,6 @@ class Engine:
         alive = per_group.tolist()
         self.stats.samples.append((self.now, alive, self.pending_pods, self.alloc_milli / 1000.0))
         if self.scenario.spec.rebalancer:
-            from kubegpu.simulate.rebalancer import stranded_gpus
             self.stranded.append(stranded_gpus(self.state, self.stranded_size))
         if len(self.queue):  # nothing else will ever happen: stop sampling (metrics still run to the end)
             self.queue.push(self.now + SAMPLE_INTERVAL, ev.SAMPLE)
