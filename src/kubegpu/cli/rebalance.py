@@ -95,29 +95,30 @@ def _owner():
 @output_option()
 @click.option("--once", is_flag=True, help="Run one round and exit: 0 moved or nothing to do, 1 a plan was needed "
                                             "but could not run (budget, window, failure).")
-@click.option("--interval", default="5m", show_default=True, callback=_duration, help="Loop mode: time between rounds.")
-@click.option("--min-pending-age", default="10m", show_default=True, callback=_duration,
+@click.option("--interval", default="5m", show_default=True, callback=_duration, metavar="DURATION", help="Loop mode: time between rounds.")
+@click.option("--min-pending-age", default="10m", show_default=True, callback=_duration, metavar="DURATION",
               help="A pending GPU pod (or gang) must have waited this long.")
 @click.option("--stranded-above", type=click.FloatRange(min=0), metavar="GPUS",
               help="Also act when stranded GPUs for the cluster's own demand stay above this (off by default).")
-@click.option("--sustained", default="30m", show_default=True, callback=_duration,
+@click.option("--sustained", default="30m", show_default=True, callback=_duration, metavar="DURATION",
               help="How long --stranded-above must hold (tracked by the loop between rounds).")
 @click.option("--max-moves", type=click.IntRange(min=0), default=6, show_default=True, help="Pod moves per round.")
 @click.option("--max-gpu-hours-lost", type=click.FloatRange(min=0), metavar="H",
               help="GPU-hours of work thrown away per round (checkpoint annotations count, as in defrag).")
 @click.option("--max-gpu-hours-lost-per-day", type=click.FloatRange(min=0), metavar="H",
               help="The same per UTC day, across rounds (kept in the ledger in --journal-dir).")
-@click.option("--cooldown", default="0s", show_default=True, callback=_duration,
+@click.option("--cooldown", default="0s", show_default=True, callback=_duration, metavar="DURATION",
               help="Time after a round that moved pods before the next may.")
 @click.option("--quiet-hours", metavar="HH:MM-HH:MM[,...]", help="UTC windows with no rounds, e.g. 22:00-06:00.")
-@click.option("--ttl", default="5m", show_default=True, callback=_duration,
+@click.option("--ttl", default="5m", show_default=True, callback=_duration, metavar="DURATION",
               help="A reservation unused this long is deleted and its move counted failed.")
-@click.option("--reserve-timeout", default="60s", show_default=True, callback=_duration,
+@click.option("--reserve-timeout", default="60s", show_default=True, callback=_duration, metavar="DURATION",
               help="Time for every placeholder to be bound before the plan is dropped (nothing evicted).")
 @click.option("--placeholder-namespace", default=lambda: os.environ.get("KUBEGPU_NAMESPACE", "kubegpu"),
               show_default="$KUBEGPU_NAMESPACE or kubegpu", help="Where placeholder pods are created.")
-@click.option("--journal-dir", default=".", show_default=True, metavar="DIR",
-              help="Journals (one per plan) and the budget ledger; share it between replicas to resume.")
+@click.option("--journal-dir", "--journal", "journal_dir", default=".", show_default=True, metavar="DIR",
+              help="Journals (one per plan) and the budget ledger; share it between replicas to resume "
+                   "(--journal is the same, DESIGN section 4's name).")
 @click.option("--allow-local-storage", is_flag=True, help="Also move pods whose emptyDir/hostPath data would be lost.")
 @click.option("--lease-name", default="kubegpu-rebalance", show_default=True, help="Loop mode: the Lease to hold.")
 @click.option("--lease-namespace", metavar="NS", help="Loop mode: the Lease's namespace (default: --placeholder-namespace).")
