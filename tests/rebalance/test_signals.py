@@ -102,3 +102,22 @@ def test_the_real_cli_stopped_mid_round_exits_128_plus_n_and_leaves_nothing(tmp_
         if proc.poll() is None:
             proc.kill()
         world.server.stop()
+
+
+def test_a_damaged_journal_in_the_journal_dir_is_one_line_exit_2_and_nothing_is_touched(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    world = start_live_world(tmp_path)
+    (world.journal_dir / "rebalance-20261201T000000Z-dead-1.jsonl").write_text('{"event": "plan"}\n[1,2]\n')
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    try:
+        r = subprocess.run([sys.executable, "-m", "kubegpu.cli.main", "rebalance", "--once", "--yes", "--kubeconfig",
+                            str(world.kubeconfig), "--journal-dir", str(world.journal_dir)],
+                           env={**os.environ, "PYTHONPATH": src}, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1 and "rebalance-20261201T000000Z-dead-1.jsonl" in r.stderr
+        assert world.scheduler.created == [] and world.cluster.evictions == [] and world.cluster.cordon_patches == []
+    finally:
+        world.server.stop()
