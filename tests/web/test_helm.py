@@ -178,3 +178,32 @@ def test_dockerfile_runs_kubegpu_serve_as_non_root():
     users = [line.split()[1] for line in text.splitlines() if line.startswith("USER ")]
     assert users and users[-1].split(":")[0] not in ("root", "0")
     assert 'ENTRYPOINT ["kubegpu"]' in text
+
+
+def test_rebalance_is_off_by_default_and_its_rbac_only_exists_when_enabled():
+    default = _objects({})
+    assert "PriorityClass" not in default and "Role" not in default and "CronJob" not in default
+    objs = _objects({"rebalance": {"enabled": True}})
+    pc = objs["PriorityClass"][0]
+    assert pc["metadata"]["name"] == "kubegpu-placeholder" and pc["value"] < -10 and pc["preemptionPolicy"] == "Never"
+    deploy = next(d for d in objs["Deployment"] if d["metadata"]["name"].endswith("-rebalance"))
+    pod = deploy["spec"]["template"]["spec"]
+    serve = next(d for d in objs["Deployment"] if not d["metadata"]["name"].endswith("-rebalance"))
+    assert pod["serviceAccountName"] != serve["spec"]["template"]["spec"]["serviceAccountName"]
+    args = pod["containers"][0]["args"]
+    assert args[:2] == ["rebalance", "--yes"] and "--once" not in args and deploy["spec"]["replicas"] == 2
+    assert {e["name"] for e in pod["containers"][0]["env"]} == {"KUBEGPU_POD_NAME", "KUBEGPU_POD_UID",
+                                                                 "KUBEGPU_NAMESPACE"}
+    role = next(r for r in objs["ClusterRole"] if r["metadata"]["name"].endswith("-rebalance"))
+    granted = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]
+               for v in rule["verbs"]}
+    assert granted == {("", "pods/eviction", "create"), ("", "nodes", "patch"), ("events.k8s.io", "events", "create")}
+    local = objs["Role"][0]
+    assert {(r["resources"][0], v) for r in local["rules"] for v in r["verbs"]} == {
+        ("pods", "create"), ("pods", "delete"), ("leases", "create"), ("leases", "get"), ("leases", "update")}
+    cron = _objects({"rebalance": {"enabled": True, "schedule": "*/10 * * * *"}})
+    job = cron["CronJob"][0]
+    assert job["spec"]["concurrencyPolicy"] == "Forbid"
+    assert "--once" in job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert not any("leases" in r["resources"] for r in cron["Role"][0]["rules"])   # no Lease without a loop
+    assert all(not d["metadata"]["name"].endswith("-rebalance") for d in cron["Deployment"])

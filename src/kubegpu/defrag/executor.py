@@ -60,6 +60,9 @@ class ExecutorOptions:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
+    # called before a step's first eviction (before the gate); may raise Stop or Abort (rebalance:
+    # the step's reservations must still hold, the Lease must still be ours)
+    before_step: Callable[[list[Move]], None] | None = None
 
 
 @dataclass
@@ -90,6 +93,11 @@ class Executor:
         self._ours: list[str] = []
         self._cluster_objects: list[dict] | None = None
         self._signals = SignalGuard()
+
+    @property
+    def signal_noted(self) -> int | None:
+        """A ^C/SIGTERM that arrived while the cordons were being undone (held back, not raised)."""
+        return self._signals.pending
 
     # ------------------------------------------------------------------ entry points
     def apply(self, plan: Plan) -> ExecutionReport:
@@ -268,6 +276,8 @@ class Executor:
     def _step(self, step: list[Move], st: JournalState, report: ExecutionReport) -> None:
         number = step[0].step
         todo = [m for m in step if m.uid not in st.evicted]  # a step begun before a crash: the rest of it
+        if todo and self.opt.before_step is not None:
+            self.opt.before_step(todo)
         for i, move in enumerate(todo):
             self._respect_rate()
             verdict, live = self._gate(step, st)  # right before each eviction, after any pause

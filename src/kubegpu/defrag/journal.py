@@ -10,6 +10,9 @@ journaled as intent then outcome:
     step-done        every pod of a step evicted, gone, and its replacement running
     finished         status finished | stopped (resumable) | aborted, with the reason
     resumed          a later run continues (the run's own cluster identity)
+    reserve-request  -> reserved        (rebalance: a placeholder pod bound on the move's destination;
+                                         `reserve-failed`: it could not be placed, nothing was evicted)
+    release-request  -> released        (the placeholder deleted: used, unused past its TTL, or at the end)
 
 An intent without its outcome is a crash between the two: resume reconciles it with the live
 cluster. A torn last line (a crash mid-write) is cut off on resume; any other damage is refused.
@@ -55,6 +58,12 @@ SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
     "gate-refused": {"pod": str, "reasons": list},
     "step-done": {"step": int, "pods": list},
     "finished": {"status": str, "message": str},
+    # rebalance: a placeholder pod holds each destination before its pod is evicted
+    "reserve-request": {"name": str, "node": str, "pod": str},
+    "reserved": {"name": str, "node": str},
+    "reserve-failed": {"name": str, "reason": str},
+    "release-request": {"name": str},
+    "released": {"name": str},
 }
 FINAL_STATES = ("finished", "stopped", "aborted")
 

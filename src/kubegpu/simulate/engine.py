@@ -20,6 +20,7 @@ from kubegpu.scheduling.placement.task import Placement
 from kubegpu.simulate import events as ev
 from kubegpu.simulate.nodes import ABSENT, DELETING, PROVISIONING, READY, ClusterNodes, NodeRecord, build_cluster
 from kubegpu.simulate.preemption import find_preemption
+from kubegpu.simulate.rebalancer import RebalancerSettings, SimRebalancer, stranded_gpus
 from kubegpu.simulate.feasibility import check_jobs_fit, num_feasible_nodes_to_find
 from kubegpu.simulate.jobstate import DONE, GONE, PENDING, RUNNING, SAMPLE_INTERVAL, TIMED_OUT, JobRun, Stats
 from kubegpu.simulate.scenario import Scenario
@@ -76,6 +77,12 @@ class Engine:
             flags = {k: v for k, v in spec.autoscaler.items() if k != "provider"}
             self.autoscaler = Karpenter(self, KarpenterSettings(flags, where=scenario.source))
         self._pod_event_hook = getattr(self.autoscaler, "pod_event", None)
+        self.rebalancer = None
+        self.stranded: list[float] = []   # sampled when the scenario has a `rebalancer` key (on or off)
+        if spec.rebalancer:
+            settings = RebalancerSettings.from_spec(spec.rebalancer, where=scenario.source)
+            self.rebalancer = SimRebalancer(self, settings) if settings.enabled else None
+            self.stranded_size = max((j.task.num_gpu for j in jobs if j.task.gpu_milli >= 1000), default=1)
         for g in self.cluster.groups:
             for _ in range(g.spec.initial):
                 self.create_node(g, scale_up=-1, ready_now=True)
@@ -91,7 +98,9 @@ class Engine:
         if self.autoscaler is not None:
             self.queue.push(0.0, ev.AUTOSCALER)
         self.queue.push(0.0, ev.SAMPLE)
-        handlers = {ev.JOB_END: self._on_job_end, ev.NODE_DELETE: self._on_node_delete,
+        if self.rebalancer is not None:
+            self.queue.push(self.rebalancer.cfg.interval_s, ev.REBALANCE)
+        handlers = {ev.REBALANCE: self._on_rebalance, ev.JOB_END: self._on_job_end, ev.NODE_DELETE: self._on_node_delete,
                     ev.NODE_READY: self._on_node_ready, ev.ARRIVAL: self._on_arrival,
                     ev.GANG_TIMEOUT: self._on_gang_timeout, ev.AUTOSCALER: self._on_autoscaler,
                     ev.SAMPLE: self._on_sample}
@@ -191,11 +200,17 @@ class Engine:
         self.autoscaler.run_once(self.now)
         self.queue.push(self.now + self.autoscaler.config.scan_interval, ev.AUTOSCALER)
 
+    def _on_rebalance(self, _a: int, _b: int) -> None:
+        self.rebalancer.run_once(self.now)
+        self.queue.push(self.now + self.rebalancer.cfg.interval_s, ev.REBALANCE)
+
     def _on_sample(self, _a: int, _b: int) -> None:
         per_group = np.bincount(self.cluster.group_of[self.cluster.status != ABSENT],
                                 minlength=len(self.cluster.groups))
         alive = per_group.tolist()
         self.stats.samples.append((self.now, alive, self.pending_pods, self.alloc_milli / 1000.0))
+        if self.scenario.spec.rebalancer:
+            self.stranded.append(stranded_gpus(self.state, self.stranded_size))
         if len(self.queue):  # nothing else will ever happen: stop sampling (metrics still run to the end)
             self.queue.push(self.now + SAMPLE_INTERVAL, ev.SAMPLE)
 

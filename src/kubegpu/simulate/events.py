@@ -17,8 +17,9 @@ ARRIVAL = 3        # a job is submitted (a = job id)
 GANG_TIMEOUT = 4   # a gang's scheduling timeout (a = job id, b = incarnation)
 AUTOSCALER = 5     # one cluster-autoscaler RunOnce
 SAMPLE = 6         # record the timeline
+REBALANCE = 7      # one `kubegpu rebalance` round (scenario key `rebalancer`)
 NAMES = {JOB_END: "job-end", NODE_DELETE: "node-delete", NODE_READY: "node-ready", ARRIVAL: "arrival",
-         GANG_TIMEOUT: "gang-timeout", AUTOSCALER: "autoscaler", SAMPLE: "sample"}
+         GANG_TIMEOUT: "gang-timeout", AUTOSCALER: "autoscaler", SAMPLE: "sample", REBALANCE: "rebalance"}
 
 
 class EventQueue:

@@ -87,7 +87,7 @@ def summarise(engine: Engine) -> dict[str, Any]:
     classes = sorted(set(st.waits) | set(st.completed) | set(st.timed_out) | {j.cls for j in engine.jobs})
     by_class = {c: {"pods": len(st.waits.get(c, [])), "wait_seconds": wait_summary(st.waits.get(c, [])),
                     "completed": st.completed.get(c, 0), "timed_out": st.timed_out.get(c, 0)} for c in classes}
-    return {
+    return with_rebalance(engine, {
         "scenario": sc.name,
         "seed": sc.spec.seed,
         "duration_s": _r(end, 3),
@@ -103,7 +103,24 @@ def summarise(engine: Engine) -> dict[str, Any]:
                        "scale_down_evictions": st.evictions_by_scale_down},
         "utilization": {"allocation_mean": _r(st.alloc_gpu_milli_s / 1000 / st.ready_gpu_s if st.ready_gpu_s else 0.0),
                         "effective": _r(st.useful_gpu_s / gpu_paid_s if gpu_paid_s else 0.0)},
-    }
+    })
+
+
+def with_rebalance(engine: Engine, out: dict[str, Any]) -> dict[str, Any]:
+    """Scenarios with a `rebalancer` key (on or off) also report stranded GPUs, the waits of GPU pods
+    and the rebalancer's work, so a run with it and one without compare field by field."""
+    if not engine.scenario.spec.rebalancer:
+        return out
+    st = engine.stranded
+    gpu_classes = {j.cls for j in engine.jobs if j.task.wants_gpu}
+    gpu_waits = [w for c in sorted(gpu_classes) for w in engine.stats.waits.get(c, [])]
+    out["rebalance"] = {**(engine.rebalancer.summary() if engine.rebalancer is not None else
+                           {"rounds": 0, "moves": 0, "gpu_hours_lost": 0.0}),
+                        "gpu_pod_wait_seconds": wait_summary(gpu_waits),
+                        "stranded_gpus": {"mean": _r(float(np.mean(st)) if st else 0.0, 3),
+                                          "p95": _r(float(np.percentile(st, 95)) if st else 0.0, 3),
+                                          "size": engine.stranded_size}}
+    return out
 
 
 def run_scenario(scenario: Scenario) -> dict[str, Any]:

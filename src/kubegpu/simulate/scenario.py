@@ -151,6 +151,7 @@ class ScenarioSpec(_Strict):
     cluster: ClusterSpec = msgspec.field(default_factory=ClusterSpec)
     workload: WorkloadSpec = msgspec.field(default_factory=WorkloadSpec)
     autoscaler: dict[str, Any] = {}
+    rebalancer: dict[str, Any] = {}   # `kubegpu rebalance` as a controller (simulate/rebalancer.py)
     billing: BillingSpec = msgspec.field(default_factory=BillingSpec)
     variants: dict[str, dict[str, Any]] = {}
 

@@ -1,0 +1,72 @@
+"""The budget ledger: one fsynced JSON line per round, so budgets and cooldown outlive the process.
+
+Kept next to the round journals (`--journal-dir`); a CronJob running `--once`, or a new leader
+that shares the directory, reads what earlier rounds spent. Each record:
+`{"at": RFC3339 (the round's clock), "run": id, "status": str, "moves": int, "gpu_hours": float}`.
+The journals hold every change; the ledger only what budgets need.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from kubegpu.errors import InputError
+from kubegpu.model.timeutil import parse_time
+from kubegpu.rebalance.budget import Spent
+
+LEDGER_NAME = "budget-ledger.jsonl"
+
+
+class Ledger:
+    def __init__(self, directory: str | Path) -> None:
+        self.path = Path(directory) / LEDGER_NAME
+
+    def append(self, *, at: datetime, run: str, status: str, moves: int, gpu_hours: float) -> None:
+        line = json.dumps({"at": at.isoformat(), "run": run, "status": status, "moves": moves,
+                           "gpu_hours": round(gpu_hours, 4)}, sort_keys=True) + "\n"
+        try:
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(line)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as err:
+            raise InputError(f"cannot write the rebalance ledger: {err.strerror or err}", where=str(self.path)) from None
+
+    def records(self) -> list[dict]:
+        try:
+            text = self.path.read_text(encoding="utf-8") if self.path.exists() else ""
+        except (OSError, UnicodeDecodeError) as err:
+            raise InputError(f"cannot read the rebalance ledger: {err}", where=str(self.path)) from None
+        out = []
+        lines = text.split("\n")
+        for i, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except json.JSONDecodeError:
+                if i == len(lines):  # a torn last line (a crash mid-write): ignored
+                    continue
+                raise InputError(f"line {i} is not JSON", where=str(self.path)) from None
+            if not (isinstance(rec, dict) and isinstance(rec.get("at"), str)
+                    and isinstance(rec.get("gpu_hours"), (int, float)) and isinstance(rec.get("moves"), int)):
+                raise InputError(f"line {i} is not a ledger record (at, moves, gpu_hours)", where=str(self.path))
+            out.append(rec)
+        return out
+
+    def spent(self, now: datetime) -> Spent:
+        """GPU-hours lost since 00:00 UTC of `now`'s day, and when the last round that moved pods ran."""
+        day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        spent = Spent()
+        for rec in self.records():
+            at = parse_time(rec["at"])
+            if at is None or at > now + timedelta(seconds=1):
+                continue
+            if at >= day:
+                spent.gpu_hours_today = round(spent.gpu_hours_today + float(rec["gpu_hours"]), 4)
+            if rec["moves"] > 0 and (spent.last_round_at is None or at > spent.last_round_at):
+                spent.last_round_at = at
+        return spent
