@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "snapshot": ("kubegpu.cli.snapshot", "snapshot", "Capture everything kubegpu reads as one v1 List file."),
     "models": ("kubegpu.cli.models", "models", "Model weights on node-local disks: plan, pull, agent, rollout gate."),
     "serve": ("kubegpu.cli.serve", "serve", "Serve the GPU dashboard, the JSON API and Prometheus /metrics."),
+    "extender": ("kubegpu.cli.extender", "extender", "Run kubegpu's placement inside kube-scheduler (HTTP extender)."),
+    "decisions": ("kubegpu.cli.decisions", "decisions", "Read the extender's decision log: why each pod went where."),
 }
 
 

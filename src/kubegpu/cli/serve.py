@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from kubegpu.cli.options import load_state, source_options
-from kubegpu.errors import UsageError
 
 
 @click.command()
@@ -37,9 +36,8 @@ def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after
       kubegpu serve --snapshot dump.json --port 9400
       kubegpu serve --address 0.0.0.0           in a pod (see deploy/helm/kubegpu)
     """
-    import uvicorn
-
     from kubegpu.web.app import create_app
+    from kubegpu.web.serving import run_server
     from kubegpu.web.store import ModelStore
 
     live = not (source.demo or source.snapshots)
@@ -55,11 +53,5 @@ def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after
     else:
         store.install(load_state(source))  # bad input fails here: one line, exit 2
     app = create_app(store, metrics_pods=metrics_pods, results_dir=results_dir)
-    config = uvicorn.Config(app, host=address, port=port, log_level=log_level, access_log=False,
-                            server_header=False, h11_max_incomplete_event_size=16 * 1024)
-    server = uvicorn.Server(config)
     click.echo(f"kubegpu serve: http://{address}:{port}/ ({source.describe()}; read-only)", err=True)
-    try:
-        server.run()
-    except OSError as err:
-        raise UsageError(f"cannot listen on {address}:{port}: {err.strerror or err}") from None
+    run_server(app, address=address, port=port, log_level=log_level)

@@ -1,0 +1,110 @@
+"""The kube-scheduler extender wire types (k8s.io/kube-scheduler/extender/v1), as msgspec structs.
+
+The Go types carry no JSON tags, so the keys on the wire are the Go field names, capitalised
+(`Pod`, `NodeNames`, `FailedNodes`, `Host`, `Score`, ...); kube-scheduler sends exactly these.
+The Pod and Node objects inside are ordinary v1 JSON and stay raw here: the request edge
+decodes the Pod with the model's decoder and reads only the names of the Nodes.
+A nil Go pointer, map or slice arrives as `null`, so every field accepts null.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+MIN_EXTENDER_PRIORITY = 0    # upstream extender/v1 MinExtenderPriority
+MAX_EXTENDER_PRIORITY = 10   # upstream extender/v1 MaxExtenderPriority
+MAX_NODE_SCORE = 100         # upstream framework.MaxNodeScore: a Score counts Score x weight x 100/10
+
+
+class _Meta(msgspec.Struct):
+    name: str = ""
+
+
+class _NodeHead(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+
+
+class NodeList(msgspec.Struct):
+    """A v1 NodeList; items stay raw (only their names are read, and a filter reply echoes them)."""
+
+    items: list[msgspec.Raw] | None = None
+
+
+class ExtenderArgs(msgspec.Struct):
+    """filter and prioritize arguments: the pod and the nodes (NodeNames when nodeCacheCapable)."""
+
+    Pod: msgspec.Raw = msgspec.Raw(b"null")
+    Nodes: NodeList | None = None
+    NodeNames: list[str] | None = None
+
+
+class ExtenderFilterResult(msgspec.Struct, omit_defaults=False):
+    """filter reply. upstream HTTPExtender.Filter reads NodeNames only when nodeCacheCapable and
+    Nodes otherwise, so the reply uses the form the request used: names for names, the request's
+    own Node objects for a NodeList."""
+
+    Nodes: NodeList | None = None
+    NodeNames: list[str] | None = None
+    FailedNodes: dict[str, str] = {}
+    FailedAndUnresolvableNodes: dict[str, str] = {}
+    Error: str = ""
+
+
+class HostPriority(msgspec.Struct):
+    """One entry of the HostPriorityList (a top-level JSON array)."""
+
+    Host: str
+    Score: int
+
+
+class MetaPod(msgspec.Struct):
+    UID: str = ""
+
+
+class MetaVictims(msgspec.Struct):
+    Pods: list[MetaPod] | None = None
+    NumPDBViolations: int = 0
+
+
+class VictimPodMeta(msgspec.Struct):
+    uid: str = ""
+    name: str = ""
+    namespace: str = ""
+
+
+class VictimPod(msgspec.Struct):
+    """A v1 Pod of `Victims.Pods`, read for its identity only."""
+
+    metadata: VictimPodMeta = msgspec.field(default_factory=VictimPodMeta)
+
+
+class Victims(msgspec.Struct):
+    Pods: list[VictimPod] | None = None
+    NumPDBViolations: int = 0
+
+
+class ExtenderPreemptionArgs(msgspec.Struct):
+    """preempt arguments: NodeNameToMetaVictims when nodeCacheCapable, else NodeNameToVictims."""
+
+    Pod: msgspec.Raw = msgspec.Raw(b"null")
+    NodeNameToVictims: dict[str, Victims] | None = None
+    NodeNameToMetaVictims: dict[str, MetaVictims] | None = None
+
+
+class ExtenderPreemptionResult(msgspec.Struct):
+    NodeNameToMetaVictims: dict[str, MetaVictims] = {}
+
+
+def request_node_names(args: ExtenderArgs) -> list[str]:
+    """The node names of a filter/prioritize request, whichever of the two forms it used."""
+    if args.NodeNames is not None:
+        return args.NodeNames
+    if args.Nodes is not None and args.Nodes.items is not None:
+        return [_NODE_HEAD.decode(item).metadata.name for item in args.Nodes.items]
+    return []
+
+
+_NODE_HEAD = msgspec.json.Decoder(_NodeHead)
+ARGS_DECODER = msgspec.json.Decoder(ExtenderArgs)
+PREEMPT_DECODER = msgspec.json.Decoder(ExtenderPreemptionArgs)
+ENCODER = msgspec.json.Encoder()
