@@ -1,0 +1,71 @@
+"""`kubegpu decisions`: read the extender's decision log (why each pod went where)."""
+
+from __future__ import annotations
+
+import click
+
+from kubegpu.cli.columns import Col, show
+from kubegpu.cli.options import output_option
+from kubegpu.cli.render import emit, literal
+
+
+def _summary(d) -> str:
+    """One line: what the extender answered and why."""
+    if d.error:
+        return d.error
+    if d.filter is not None:
+        f = d.filter
+        text = f"{f.passed}/{f.nodes_in} nodes passed"
+        return f"{text}; {f.message}" if f.message else text
+    if d.scores:
+        best = d.scores[0]
+        stranded = "" if best.stranded_gpus_after is None else f", {best.stranded_gpus_after:g} GPUs stranded after"
+        return f"top {best.node} (policy {best.policy_score:g}{stranded})"
+    if d.preempt is not None:
+        dropped = "; ".join(f"{n}: {why}" for n, why in sorted(d.preempt.dropped.items()))
+        return f"kept {len(d.preempt.kept)}/{d.preempt.nodes_in} candidates" + (f"; dropped {dropped}" if dropped else "")
+    return ""
+
+
+@click.command()
+@click.argument("pod", required=False, metavar="[POD]")
+@click.option("--ledger", "path", required=True, metavar="PATH", type=click.Path(dir_okay=False),
+              help="The NDJSON decision log written by `kubegpu extender --ledger PATH` (PATH.1 is read too).")
+@click.option("--mode", type=click.Choice(["extender-filter", "extender-prioritize", "extender-preempt", "shadow"]),
+              help="Only decisions of this kind.")
+@click.option("--last", type=click.IntRange(min=1), default=None, metavar="N", help="Only the N most recent.")
+@output_option()
+def decisions(pod, path, mode, last, output):
+    """Print the decisions the extender recorded, oldest first (a pod's, with POD).
+
+    POD is NAMESPACE/NAME, or NAME in any namespace. -o json prints the records exactly as the
+    log holds them (docs/schemas/decision.schema.json).
+
+    \b
+    Examples:
+      kubegpu decisions --ledger /var/log/kubegpu/decisions.ndjson --last 20
+      kubegpu decisions ml/train-0 --ledger decisions.ndjson -o json
+    """
+    from kubegpu.extender.ledger import matches, read_ledger
+
+    records = read_ledger(path)
+    if pod:
+        records = [d for d in records if matches(d, pod)]
+    if mode:
+        records = [d for d in records if d.mode == mode]
+    if last:
+        records = records[-last:]
+    wide = output == "wide"
+
+    def table(con):
+        if not records:
+            con.print("no decisions" + (f" for {literal(pod)}" if pod else "") + f" in {literal(path)}")
+            return
+        cols = [Col("TIME", drop=3), Col("MODE"), Col("POD"), Col("OUTCOME"), Col("CHOSEN", drop=1),
+                Col("MS", right=True, drop=2), Col("WHY", wrap=True)]
+        rows = [[literal(d.time[11:23]), d.mode.removeprefix("extender-"), literal(f"{d.pod.namespace}/{d.pod.name}"),
+                 d.outcome, literal(d.chosen or "-"), f"{d.timings.total_ms:.2f}" if d.timings else "-",
+                 literal(_summary(d))] for d in records]
+        show(con, cols, rows, wide=wide)
+
+    emit(records, output, table)
