@@ -21,6 +21,8 @@ from kubegpu.extender.gpu_rules import PREFIX, Verdicts, gpu_verdicts
 from kubegpu.extender.podfacts import PodFacts
 from kubegpu.extender.state import ExtenderModel, ExtenderStore, node_index_array
 from kubegpu.scheduling.framework import Code
+from kubegpu.scheduling.placement.state import default_devices
+from kubegpu.scheduling.placement.task import Placement
 from kubegpu.scheduling.message import fit_error_message
 
 UNKNOWN_NODE = PREFIX + "node not in the extender's cache yet (it may have just joined)"
@@ -42,11 +44,29 @@ class FilterAnswer:
 
 
 def gang_verdict(model: ExtenderModel, facts: PodFacts) -> tuple | None:
-    """(gang, its placement) for a gang member, else None."""
+    """(gang, its placement) for a gang member, else None.
+
+    Members are placed one by one on a copy of the generation's placement state: among the
+    nodes the core passes, those the GPU rules pass too, fullest GPU node first (a gang
+    scheduler's binpack), each member's devices taken before the next is placed.
+    """
     gang = model.gang_of(facts.pod)
     if gang is None:
         return None
-    return gang, model.gang_placement(gang)
+    work = model.base.copy()
+
+    def choose(pod, feasible: np.ndarray):
+        member = PodFacts.of(pod)
+        ok = feasible[gpu_verdicts(member, work, work, model.gpu_group, model.gpu_kinds, feasible,
+                                   assume_ttl=0).code == 0]
+        if not ok.size:
+            return None
+        i = int(ok[np.argmin(work.gpu_free[ok])])
+        task = member.task(model.gpu_kinds[int(model.gpu_group[i])])
+        work.place(task, Placement(i, default_devices(work.dev_free[i], task)))
+        return i
+
+    return gang, model.gang_placement(gang, choose)
 
 
 def gang_message(gang, placement) -> str:

@@ -82,11 +82,11 @@ class ExtenderModel:
         marker = gang_marker(pod)
         return self.gangs.get(f"{pod.namespace}/{marker[1]}") if marker else None
 
-    def gang_placement(self, gang: Gang) -> GangPlacement:
-        """Where the gang's pending members would all go (the core's rule), once per generation."""
+    def gang_placement(self, gang: Gang, choose) -> GangPlacement:
+        """Where the gang's pending members would all go (the core's rule, then `choose`), once per generation."""
         hit = self.gang_cache.get(gang.key)
         if hit is None:
-            hit = self.gang_cache[gang.key] = place_gang(self.snapshot, gang, version=self.version)
+            hit = self.gang_cache[gang.key] = place_gang(self.snapshot, gang, version=self.version, choose=choose)
         return hit
 
     def remember_shape(self, key: bytes, value) -> None:
