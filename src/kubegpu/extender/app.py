@@ -23,6 +23,7 @@ JSON = "application/json"
 DEFAULT_MAX_BODY = 40 << 20   # a full NodeList of 5,000 GPU nodes is ~34 MB (nodeCacheCapable: ~0.1 MB)
 VERBS = ("filter", "prioritize", "preempt")
 BODY_KEY = "kubegpu.body"
+PROBES = ("/healthz", "/readyz", "/metrics")
 
 
 def _error(code: int, message: str) -> Response:
@@ -74,7 +75,10 @@ class BodyGuard:
                     break
             scope[BODY_KEY] = b"".join(chunks)
         elif method not in ("GET", "HEAD"):
-            await _reject(send, 405, f"{method} not allowed here", [(b"allow", b"GET, HEAD")])
+            if path in PROBES:
+                await _reject(send, 405, f"{method} not allowed here", [(b"allow", b"GET, HEAD")])
+            else:
+                await _reject(send, 404, f"no such path: {path}")
             return
 
         async def with_headers(message):
