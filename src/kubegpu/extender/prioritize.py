@@ -9,7 +9,7 @@ would choose as often as possible, the mapping is rank-compressed, not proportio
   pick among equals);
 * 0-8: every other candidate, min-max scaled by policy score (monotone: a better policy score
   never gets a lower extender score);
-* 0: nodes the pod does not fit on (device room, model) or that are unknown.
+* 0: nodes /filter would reject (the core's verdict or a GPU rule) and unknown names.
 
 The chosen node's lead is then at least `weight x 10` points over any tie and `2 x weight x 10`
 over any worse node: with the chart's weight 10, 100 and 200 points, more than the default
@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kubegpu.extender.core import core_verdict
+from kubegpu.extender.gpu_rules import gpu_verdicts
 from kubegpu.extender.podfacts import PodFacts
 from kubegpu.extender.state import ExtenderModel, ExtenderStore, node_index_array
 from kubegpu.extender.wire import MAX_EXTENDER_PRIORITY
@@ -87,11 +89,18 @@ def decide_prioritize(store: ExtenderStore, model: ExtenderModel, facts: PodFact
     scores = np.zeros(len(names), dtype=np.int64)
     pscore = np.full(len(names), np.nan)
     best: tuple[float, int, int, Placement, Task] | None = None
+    core = core_verdict(model, facts)
     with store.lock:
         live, policy = store.live, store.policy
+        # only nodes /filter would pass are candidates (kube-scheduler sends no others; a config
+        # without the filter verb still never gets a node scored that the rules reject)
+        ok = known.copy()
+        ok[known] = core.fits[idx_all[known]] & (
+            gpu_verdicts(facts, live, model.base, model.gpu_group, model.gpu_kinds, idx_all[known],
+                         assume_ttl=store.assume_ttl).code == 0)
         groups = model.gpu_group[np.maximum(idx_all, 0)]
-        for g in np.unique(groups[known]).tolist():
-            sel = np.flatnonzero(known & (groups == g))
+        for g in np.unique(groups[ok]).tolist():
+            sel = np.flatnonzero(ok & (groups == g))
             task = facts.task(model.gpu_kinds[g])
             fits = live.fit_mask(task)[idx_all[sel]]
             sel = sel[fits]
