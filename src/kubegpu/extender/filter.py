@@ -88,8 +88,7 @@ def decide_filter(store: ExtenderStore, model: ExtenderModel, facts: PodFacts, n
     code[known] = code_core
     text_key[known] = np.where(code_core != 0, core.key[idx], -1)
     with store.lock:
-        gpu = gpu_verdicts(facts, store.live, model.base, model.gpu_group, model.gpu_kinds, idx,
-                           assume_ttl=store.assume_ttl)
+        gpu = model.gpu_verdicts(facts, store.live, idx, assume_ttl=store.assume_ttl)
     open_ = np.flatnonzero(known)[(code_core == 0) & (gpu.code != 0)]
     code[open_] = gpu.code[(code_core == 0) & (gpu.code != 0)]
     text_key[open_] = -2 - gpu.rid[(code_core == 0) & (gpu.code != 0)].astype(np.int64)

@@ -73,6 +73,44 @@ class Verdicts:
         for key in np.unique(keys[mask & (self.code == 0)]).tolist():
             self.fail(mask & (keys == key), code, word(key))
 
+    def overwrite(self, rows: np.ndarray, other: "Verdicts") -> None:
+        """Replace the verdicts of `rows` with `other`'s (one per row), merging the message tables."""
+        ids = np.zeros(max(len(other.messages), 1), dtype=np.int32)
+        for (code, message), j in other._ids.items():
+            k = self._ids.get((code, message))
+            if k is None:
+                k = self._ids[(code, message)] = len(self.messages)
+                self.messages.append(message)
+            ids[j] = k
+        self.code[rows] = other.code
+        self.rid[rows] = np.where(other.code != 0, ids[other.rid], 0)
+
+    def take(self, idx: np.ndarray) -> "Verdicts":
+        """The verdicts of the nodes `idx`, sharing the message table."""
+        return Verdicts(self.code[idx], self.rid[idx], self.messages, self._ids)
+
+
+class GpuVerdictCache:
+    """The GPU rules for one pod shape on every node, refreshed only where the live state changed.
+
+    A node's verdict depends only on that node's row of the placement state (and the pod), so
+    like FGD's score cache it is kept per node with the node's `version` it was computed at;
+    an assumed binding or an expiry re-judges just that node.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.verdicts = Verdicts.passing(n)
+        self.seen = np.full(n, -1, dtype=np.int64)
+
+    def get(self, facts: PodFacts, live: PlacementState, base: PlacementState, groups: np.ndarray,
+            reps: list[NodeGpu], idx: np.ndarray, *, assume_ttl: float) -> Verdicts:
+        stale = np.flatnonzero(self.seen != live.version)
+        if stale.size:
+            fresh = gpu_verdicts(facts, live, base, groups, reps, stale, assume_ttl=assume_ttl)
+            self.verdicts.overwrite(stale, fresh)
+            self.seen[stale] = live.version[stale]
+        return self.verdicts.take(idx)
+
 
 def demand_columns(facts: PodFacts, groups: np.ndarray, reps: list[NodeGpu], idx: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray]:

@@ -56,18 +56,32 @@ def decode_pod(raw: msgspec.Raw | None) -> Pod:
 
 @dataclass
 class PodFacts:
-    """A request's pod and what every verb reads of it."""
+    """A request's pod and what every verb reads of it.
+
+    `shape` keys the core's verdict: the spec, plus the namespace and labels only where a filter
+    can read them (volumes and claims resolve in the namespace; affinity and spread terms, and
+    other pods' anti-affinity, match labels). `gpu_shape` keys the GPU rules, which read only
+    the requests and the GPU model pins.
+    """
 
     pod: Pod
     requests: dict[str, int]
     shape: bytes
+    gpu_shape: bytes
     gpu_units: int       # nvidia.com/gpu (+ .shared) units asked
 
     @classmethod
-    def of(cls, pod: Pod) -> "PodFacts":
+    def of(cls, pod: Pod, *, labels_matter: bool = True) -> "PodFacts":
         requests = pod_requests(pod)   # a bad quantity is an InputError naming the container
-        shape = msgspec.json.encode(_ShapeOf(pod.namespace, pod.labels, pod.spec))
-        return cls(pod, requests, shape, requests.get(GPU, 0) + requests.get(GPU_SHARED, 0))
+        spec = pod.spec
+        own_terms = bool(spec.affinity or spec.topology_spread_constraints or spec.volumes or spec.resource_claims)
+        if own_terms or labels_matter:
+            shape = msgspec.json.encode(_ShapeOf(pod.namespace, pod.labels, spec))
+        else:
+            shape = msgspec.json.encode(_ShapeOf("", {}, spec))
+        models = pod_gpu_demand(pod, requests, None).models
+        gpu_shape = msgspec.json.encode((sorted(requests.items()), sorted(models) if models else None))
+        return cls(pod, requests, shape, gpu_shape, requests.get(GPU, 0) + requests.get(GPU_SHARED, 0))
 
     def demand(self, node: NodeGpu | None) -> GpuDemand:
         """Physical GPU demand on a node of this kind (time-slicing and MIG change what a unit is)."""

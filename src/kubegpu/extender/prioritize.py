@@ -5,8 +5,9 @@ plugin total per node and binds to the highest total. To make that node the one 
 would choose as often as possible, the mapping is rank-compressed, not proportional:
 
 * 10: the policy's own choice (`policy.choose`, with its tie rules);
-* 9: other nodes with exactly the chosen node's policy score (kube-scheduler's plugins may
-  pick among equals);
+* 9: other nodes with at least the chosen node's policy score (equals, or better-scored nodes
+  a policy's own tie rule passed over, as `kubegpu`'s near-tie rule does); kube-scheduler's
+  plugins may pick among them;
 * 0-8: every other candidate, min-max scaled by policy score (monotone: a better policy score
   never gets a lower extender score);
 * 0: nodes /filter would reject (the core's verdict or a GPU rule) and unknown names.
@@ -21,15 +22,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from kubegpu.extender.core import core_verdict
-from kubegpu.extender.gpu_rules import gpu_verdicts
 from kubegpu.extender.podfacts import PodFacts
 from kubegpu.extender.state import ExtenderModel, ExtenderStore, node_index_array
-from kubegpu.extender.wire import MAX_EXTENDER_PRIORITY
+from kubegpu.extender.wire import MAX_EXTENDER_PRIORITY, HostPriority, gather_host_priorities
 from kubegpu.scheduling.placement.measure import node_fragmentation
-from kubegpu.scheduling.placement.state import PlacementState
+from kubegpu.scheduling.placement.state import PlacementState, default_devices
 from kubegpu.scheduling.placement.task import Placement, Task
 
 TIE_SCORE = MAX_EXTENDER_PRIORITY - 1
@@ -56,7 +57,7 @@ def extender_scores(policy_score: np.ndarray, chosen: int) -> np.ndarray:
     if not len(policy_score):
         return out
     top = policy_score[chosen]
-    tie = policy_score == top
+    tie = policy_score >= top       # a policy with tie rules (kubegpu) may choose below the best score
     rest = ~tie
     if rest.any():
         lo, hi = policy_score[rest].min(), policy_score[rest].max()
@@ -96,8 +97,7 @@ def decide_prioritize(store: ExtenderStore, model: ExtenderModel, facts: PodFact
         # without the filter verb still never gets a node scored that the rules reject)
         ok = known.copy()
         ok[known] = core.fits[idx_all[known]] & (
-            gpu_verdicts(facts, live, model.base, model.gpu_group, model.gpu_kinds, idx_all[known],
-                         assume_ttl=store.assume_ttl).code == 0)
+            model.gpu_verdicts(facts, live, idx_all[known], assume_ttl=store.assume_ttl).code == 0)
         groups = model.gpu_group[np.maximum(idx_all, 0)]
         for g in np.unique(groups[ok]).tolist():
             sel = np.flatnonzero(ok & (groups == g))
@@ -123,49 +123,42 @@ def decide_prioritize(store: ExtenderStore, model: ExtenderModel, facts: PodFact
             _, _, chosen, placement, task = best
             cand = np.flatnonzero(~np.isnan(pscore))
             scores[cand] = extender_scores(pscore[cand], int(np.flatnonzero(cand == chosen)[0]))
-        top = _top(model, live, facts, names, idx_all, scores, pscore, policy)
+        top = _top(model, live, facts, names, idx_all, scores, pscore, placement)
         if assume and placement is not None:
             store.assume(facts.pod.key, task, placement)
     return PrioritizeAnswer(names, scores, pscore, chosen, placement, task, top,
                             (time.perf_counter() - t0) * 1e3)
 
 
-def _top(model, live, facts, names, idx_all, scores, pscore, policy) -> list[tuple[int, float | None]]:
-    """The best few requested nodes, with the FGD measure F_n(M) (in GPUs) left after placing there."""
+def _top(model, live, facts, names, idx_all, scores, pscore, placement) -> list[tuple[int, float | None]]:
+    """The best few requested nodes, with the FGD measure F_n(M) (in GPUs) left after placing there.
+
+    The chosen node uses the policy's own device choice; the others the default one (best-fit
+    for a share, lowest free devices for whole GPUs), all in one vectorised measure.
+    """
     cand = np.flatnonzero(~np.isnan(pscore))
     if not len(cand):
         return []
     order = cand[np.lexsort((-pscore[cand], -scores[cand]))][:TOP_RECORDED]
-    out = []
-    for j in order.tolist():
-        i = int(idx_all[j])
+    nodes = idx_all[order]
+    dev = live.dev_free[nodes].copy()
+    cpu = live.cpu_free[nodes].copy()
+    for r, i in enumerate(nodes.tolist()):
         task = facts.task(model.gpu_kinds[int(model.gpu_group[i])])
-        one = np.zeros(live.n_nodes, dtype=bool)
-        one[i] = True
-        placed = policy.choose(live, task, one)
-        out.append((j, stranded_after(live, model, task, placed) if placed is not None else None))
-    return out
+        devices = placement.devices if placement is not None and placement.node == i else default_devices(dev[r], task)
+        for d in devices:
+            dev[r, d] -= task.gpu_milli
+        cpu[r] -= task.cpu_milli
+    access = model.mix.access(live.gpu_model[nodes], live.gpu_models)
+    stranded = node_fragmentation(cpu, dev, access, model.mix) / 1000.0
+    return [(int(j), round(float(v), 3)) for j, v in zip(order.tolist(), stranded.tolist())]
 
 
-def stranded_after(live: PlacementState, model: ExtenderModel, task: Task, placement: Placement) -> float:
-    """GPUs of the node that the cluster's workload mix could not use after this placement (F_n(M))."""
-    i = placement.node
-    dev = live.dev_free[i:i + 1].copy()
-    for d in placement.devices:
-        dev[0, d] -= task.gpu_milli
-    access = model.mix.access(live.gpu_model[i:i + 1], live.gpu_models)
-    cpu = live.cpu_free[i:i + 1] - task.cpu_milli
-    return round(float(node_fragmentation(cpu, dev, access, model.mix)[0]) / 1000.0, 3)
-
-
-def encode_priorities(model: ExtenderModel, answer: PrioritizeAnswer, idx_all: np.ndarray | None = None) -> bytes:
-    """The HostPriorityList JSON array, built from pre-encoded node names (the hot path)."""
-    import msgspec
-
-    idx_all = node_index_array(model, answer.names)[0] if idx_all is None else idx_all
-    nb = model.name_bytes
-    parts = []
-    for name, i, s in zip(answer.names, idx_all.tolist(), answer.scores.tolist()):
-        host = nb[i] if i >= 0 else msgspec.json.encode(name)
-        parts.append(b'{"Host":%s,"Score":%d}' % (host, s))
-    return b"[" + b",".join(parts) + b"]"
+def encode_priorities(model: ExtenderModel, answer: PrioritizeAnswer) -> bytes:
+    """The HostPriorityList JSON array: pre-encoded per-node records gathered with numpy (the hot path)."""
+    idx_all, known = node_index_array(model, answer.names)
+    if not len(idx_all):
+        return b"[]"
+    if not known.all():   # a name the generation does not know: the plain way
+        return msgspec.json.encode([HostPriority(Host=n, Score=int(s)) for n, s in zip(answer.names, answer.scores)])
+    return gather_host_priorities(model.host_records, idx_all, answer.scores)

@@ -24,7 +24,8 @@ from kubegpu.extender.preempt import decide_preempt
 from kubegpu.extender.prioritize import decide_prioritize, encode_priorities
 from kubegpu.extender.state import ExtenderModel, ExtenderStore
 from kubegpu.extender.wire import (ARGS_DECODER, ENCODER, PREEMPT_DECODER, ExtenderFilterResult,
-                                   ExtenderPreemptionResult, NodeList, request_node_names)
+                                   ExtenderPreemptionResult, NodeList, decode_node_names,
+                                   has_node_names, request_node_names)
 
 MAX_NODE_NAMES = 100_000     # far beyond any cluster kube-scheduler runs; more is a broken caller
 
@@ -94,9 +95,13 @@ class Extender:
     def _args(self, body: bytes):
         args = _decode(ARGS_DECODER, body, "ExtenderArgs")
         try:
-            names = request_node_names(args)
+            model = self.store.model
+            if model is not None and has_node_names(args):
+                names = model.node_names(bytes(memoryview(args.NodeNames)), decode_node_names)
+            else:
+                names = request_node_names(args)
         except (msgspec.ValidationError, msgspec.DecodeError) as err:
-            raise BadRequest(f"Nodes.items: not a v1 Node: {err}") from None
+            raise BadRequest(f"NodeNames or Nodes.items: not node names or v1 Nodes: {err}") from None
         if len(names) > MAX_NODE_NAMES:
             raise BadRequest(f"{len(names)} nodes in one request (at most {MAX_NODE_NAMES})")
         return args, names
@@ -124,7 +129,7 @@ class Extender:
         facts = model = None
         try:
             model = self._model()
-            facts = PodFacts.of(decode_pod(args.Pod))
+            facts = model.facts(decode_pod(args.Pod))
             self.store.expire()
             answer = decide_filter(self.store, model, facts, names)
             if names and answer.unknown == len(names):
@@ -135,7 +140,7 @@ class Extender:
                          filter=FilterSummary(nodes_in=len(names), passed=0))
             return ENCODER.encode(ExtenderFilterResult(Error=f"kubegpu: {err}"))
         passed = answer.passed.tolist()
-        if args.NodeNames is None and args.Nodes is not None:
+        if not has_node_names(args) and args.Nodes is not None:
             items = args.Nodes.items or []
             reply = ExtenderFilterResult(Nodes=NodeList(items=[items[j] for j in passed]),
                                          FailedNodes=answer.failed, FailedAndUnresolvableNodes=answer.unresolvable)
@@ -161,7 +166,7 @@ class Extender:
         args, names = self._args(body)
         try:
             model = self._model()
-            facts = PodFacts.of(decode_pod(args.Pod))
+            facts = model.facts(decode_pod(args.Pod))
         except InputError as err:
             self._record("extender-prioritize", t0, "error", facts=None, model=self.store.model, raw_pod=args.Pod,
                          error=str(err))
@@ -183,7 +188,7 @@ class Extender:
         args = _decode(PREEMPT_DECODER, body, "ExtenderPreemptionArgs")
         try:
             model = self._model()
-            facts = PodFacts.of(decode_pod(args.Pod))
+            facts = model.facts(decode_pod(args.Pod))
         except InputError as err:
             self._record("extender-preempt", t0, "error", facts=None, model=self.store.model, raw_pod=args.Pod,
                          error=str(err))

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 import msgspec
 import numpy as np
 
-from kubegpu.extender.gpu_rules import node_groups
+from kubegpu.extender.gpu_rules import GpuVerdictCache, node_groups
+from kubegpu.extender.podfacts import PodFacts
+from kubegpu.extender.wire import host_records
 from kubegpu.fragmentation.cluster import cluster_mix, cluster_placement
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import NodeGpu
@@ -34,6 +36,7 @@ from kubegpu.web.store import ModelStore
 
 DEFAULT_ASSUME_TTL = 30.0   # seconds an assumed binding counts without the watch confirming it
 SHAPE_CACHE_SIZE = 256      # filter outcomes remembered per generation (one per pod shape)
+NAMES_CACHE_SIZE = 16       # NodeNames lists remembered per generation
 
 
 @dataclass
@@ -52,9 +55,11 @@ class ExtenderModel:
     build_seconds: float
     gpu_group: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))  # node -> GPU kind
     gpu_kinds: list[NodeGpu] = field(default_factory=list)
-    name_bytes: list[bytes] = field(default_factory=list)   # JSON-encoded node names, for fast replies
+    host_records: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.uint8))  # prioritize replies
     pods_by_uid: dict = field(default_factory=dict)          # bound pods, for preemption victims
-    shape_cache: OrderedDict = field(default_factory=OrderedDict)
+    shape_cache: OrderedDict = field(default_factory=OrderedDict)     # pod shape -> core verdict
+    gpu_cache: OrderedDict = field(default_factory=OrderedDict)       # pod shape -> GpuVerdictCache
+    names_cache: OrderedDict = field(default_factory=OrderedDict)     # NodeNames bytes -> resolved names
     gang_cache: dict[str, GangPlacement] = field(default_factory=dict)
 
     @classmethod
@@ -70,9 +75,13 @@ class ExtenderModel:
                    base=base, mix=cluster_mix(cluster), gangs=find_gangs(cluster),
                    node_gpus=node_gpus, gpu_group=gpu_group, gpu_kinds=gpu_kinds, generation=generation,
                    built_at=time.time(), build_seconds=time.perf_counter() - start,
-                   name_bytes=[msgspec.json.encode(name) for name in snapshot.names],
+                   host_records=host_records([msgspec.json.encode(name) for name in snapshot.names]),
                    pods_by_uid={p.metadata.uid: p for p in cluster.pods
                                 if p.metadata.uid and p.is_bound and not p.is_terminal})
+
+    def facts(self, pod) -> "PodFacts":
+        """The request pod's facts; labels key the core's verdict only if some pod's anti-affinity can read them."""
+        return PodFacts.of(pod, labels_matter=bool(self.snapshot.pod_anti.any()))
 
     @property
     def index(self) -> dict[str, int]:
@@ -89,10 +98,44 @@ class ExtenderModel:
             hit = self.gang_cache[gang.key] = place_gang(self.snapshot, gang, version=self.version, choose=choose)
         return hit
 
+    def node_names(self, raw: bytes, decode) -> "NodeSet":
+        """A request's NodeNames resolved to node indices, remembered by the list's bytes."""
+        hit = self.names_cache.get(raw)
+        if hit is not None:
+            self.names_cache.move_to_end(raw)
+            return hit
+        names = decode(raw)
+        get = self.index.get
+        idx = np.fromiter((get(n, -1) for n in names), dtype=np.int64, count=len(names))
+        hit = self.names_cache[raw] = NodeSet(names, idx, idx >= 0)
+        while len(self.names_cache) > NAMES_CACHE_SIZE:
+            self.names_cache.popitem(last=False)
+        return hit
+
     def remember_shape(self, key: bytes, value) -> None:
         self.shape_cache[key] = value
         while len(self.shape_cache) > SHAPE_CACHE_SIZE:
             self.shape_cache.popitem(last=False)
+
+    def gpu_verdicts(self, facts, live: PlacementState, idx: np.ndarray, *, assume_ttl: float):
+        """The GPU rules for the pod on the nodes `idx`, from the pod shape's per-node cache."""
+        cache = self.gpu_cache.get(facts.gpu_shape)
+        if cache is None:
+            cache = self.gpu_cache[facts.gpu_shape] = GpuVerdictCache(len(self.snapshot.names))
+            while len(self.gpu_cache) > SHAPE_CACHE_SIZE:
+                self.gpu_cache.popitem(last=False)
+        else:
+            self.gpu_cache.move_to_end(facts.gpu_shape)
+        return cache.get(facts, live, self.base, self.gpu_group, self.gpu_kinds, idx, assume_ttl=assume_ttl)
+
+
+class NodeSet(list):
+    """The node names of one request (a list of str) with their indices in the generation."""
+
+    def __init__(self, names: list[str], idx: np.ndarray, known: np.ndarray) -> None:
+        super().__init__(names)
+        self.idx = idx
+        self.known = known
 
 
 @dataclass
@@ -192,6 +235,8 @@ def _bound_pod(state: ClusterState, key: str):
 
 def node_index_array(model: ExtenderModel, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(index per requested name, -1 when unknown; bool mask of known names)."""
+    if isinstance(names, NodeSet):
+        return names.idx, names.known
     get = model.index.get
     idx = np.fromiter((get(n, -1) for n in names), dtype=np.int64, count=len(names))
     return idx, idx >= 0

@@ -10,6 +10,7 @@ A nil Go pointer, map or slice arrives as `null`, so every field accepts null.
 from __future__ import annotations
 
 import msgspec
+import numpy as np
 
 MIN_EXTENDER_PRIORITY = 0    # upstream extender/v1 MinExtenderPriority
 MAX_EXTENDER_PRIORITY = 10   # upstream extender/v1 MaxExtenderPriority
@@ -31,11 +32,15 @@ class NodeList(msgspec.Struct):
 
 
 class ExtenderArgs(msgspec.Struct):
-    """filter and prioritize arguments: the pod and the nodes (NodeNames when nodeCacheCapable)."""
+    """filter and prioritize arguments: the pod and the nodes (NodeNames when nodeCacheCapable).
+
+    NodeNames stays raw: kube-scheduler sends the same list again and again (all feasible nodes
+    in its own order), so the extender resolves a list once per generation and remembers it by
+    its bytes (`ExtenderModel.node_names`)."""
 
     Pod: msgspec.Raw = msgspec.Raw(b"null")
     Nodes: NodeList | None = None
-    NodeNames: list[str] | None = None
+    NodeNames: msgspec.Raw = msgspec.Raw(b"null")
 
 
 class ExtenderFilterResult(msgspec.Struct, omit_defaults=False):
@@ -95,16 +100,48 @@ class ExtenderPreemptionResult(msgspec.Struct):
     NodeNameToMetaVictims: dict[str, MetaVictims] = {}
 
 
+def has_node_names(args: ExtenderArgs) -> bool:
+    return bytes(memoryview(args.NodeNames)[:4]) != b"null"
+
+
+def decode_node_names(raw: bytes) -> list[str]:
+    return _NAMES.decode(raw)
+
+
 def request_node_names(args: ExtenderArgs) -> list[str]:
     """The node names of a filter/prioritize request, whichever of the two forms it used."""
-    if args.NodeNames is not None:
-        return args.NodeNames
+    if has_node_names(args):
+        return decode_node_names(args.NodeNames)
     if args.Nodes is not None and args.Nodes.items is not None:
         return [_NODE_HEAD.decode(item).metadata.name for item in args.Nodes.items]
     return []
 
 
 _NODE_HEAD = msgspec.json.Decoder(_NodeHead)
+_NAMES = msgspec.json.Decoder(list[str])
 ARGS_DECODER = msgspec.json.Decoder(ExtenderArgs)
 PREEMPT_DECODER = msgspec.json.Decoder(ExtenderPreemptionArgs)
 ENCODER = msgspec.json.Encoder()
+
+
+def host_records(name_bytes: list[bytes]) -> np.ndarray:
+    """uint8[n, W]: `{"Host":<name>,"Score":` per node, padded with spaces (JSON whitespace) to one width."""
+    heads = [b'{"Host":' + nb + b',"Score":' for nb in name_bytes]
+    width = max((len(h) for h in heads), default=0)
+    out = np.full((len(heads), width), ord(" "), dtype=np.uint8)
+    for i, h in enumerate(heads):
+        out[i, :len(h)] = np.frombuffer(h, dtype=np.uint8)
+    return out
+
+
+_SCORE_TAILS = np.frombuffer(b"".join(b"%2d}," % s for s in range(MAX_EXTENDER_PRIORITY + 1)),
+                             dtype=np.uint8).reshape(MAX_EXTENDER_PRIORITY + 1, 4)
+
+
+def gather_host_priorities(records: np.ndarray, idx: np.ndarray, scores: np.ndarray) -> bytes:
+    """A HostPriorityList array for nodes `idx` (rows of `host_records`) with 0-10 `scores`, without a
+    Python loop over nodes: one gather of fixed-width records."""
+    if not len(idx):
+        return b"[]"
+    body = np.concatenate([records[idx], _SCORE_TAILS[scores]], axis=1).tobytes()
+    return b"[" + body[:-1] + b"]"
