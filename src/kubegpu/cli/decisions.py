@@ -9,24 +9,6 @@ from kubegpu.cli.options import output_option
 from kubegpu.cli.render import emit, literal
 
 
-def _summary(d) -> str:
-    """One line: what the extender answered and why."""
-    if d.error:
-        return d.error
-    if d.filter is not None:
-        f = d.filter
-        text = f"{f.passed}/{f.nodes_in} nodes passed"
-        return f"{text}; {f.message}" if f.message else text
-    if d.scores:
-        best = d.scores[0]
-        stranded = "" if best.stranded_gpus_after is None else f", {best.stranded_gpus_after:g} GPUs stranded after"
-        return f"top {best.node} (policy {best.policy_score:g}{stranded})"
-    if d.preempt is not None:
-        dropped = "; ".join(f"{n}: {why}" for n, why in sorted(d.preempt.dropped.items()))
-        return f"kept {len(d.preempt.kept)}/{d.preempt.nodes_in} candidates" + (f"; dropped {dropped}" if dropped else "")
-    return ""
-
-
 @click.command()
 @click.argument("pod", required=False, metavar="[POD]")
 @click.option("--ledger", "path", required=True, metavar="PATH", type=click.Path(dir_okay=False),
@@ -46,7 +28,7 @@ def decisions(pod, path, mode, last, output):
       kubegpu decisions --ledger /var/log/kubegpu/decisions.ndjson --last 20
       kubegpu decisions ml/train-0 --ledger decisions.ndjson -o json
     """
-    from kubegpu.extender.ledger import matches, read_ledger
+    from kubegpu.extender.ledger import matches, read_ledger, summary
 
     records = read_ledger(path)
     if pod:
@@ -65,7 +47,7 @@ def decisions(pod, path, mode, last, output):
                 Col("MS", right=True, drop=2), Col("WHY", wrap=True)]
         rows = [[literal(d.time[11:23]), d.mode.removeprefix("extender-"), literal(f"{d.pod.namespace}/{d.pod.name}"),
                  d.outcome, literal(d.chosen or "-"), f"{d.timings.total_ms:.2f}" if d.timings else "-",
-                 literal(_summary(d))] for d in records]
+                 literal(summary(d))] for d in records]
         show(con, cols, rows, wide=wide)
 
     emit(records, output, table)

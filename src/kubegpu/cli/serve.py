@@ -22,11 +22,14 @@ from kubegpu.cli.options import load_state, source_options
               help="Live source: data older than this is stale (/readyz answers 503).")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
               default="warning", show_default=True, help="uvicorn's log level.")
-def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after, log_level):
+@click.option("--ledger", metavar="PATH", type=click.Path(dir_okay=False),
+              help="The decision log of `kubegpu extender --ledger PATH`: shown on /decisions and at /api/decisions.")
+def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after, log_level, ledger):
     """Serve the GPU dashboard, the JSON API and Prometheus /metrics (read-only).
 
     /api/status, /api/frag, /api/why[?pod=NS/NAME], /api/defrag?size=K|for=NS/NAME and
-    /api/audit return exactly what the command of the same name prints with -o json.
+    /api/audit return exactly what the command of the same name prints with -o json. With
+    --ledger, /decisions and /api/decisions[?pod=NS/NAME] show the extender's decision log.
     Views are computed once per cluster change, never per request. Never changes the cluster
     and never reads Secrets. Binds to 127.0.0.1 unless --address says otherwise.
 
@@ -52,6 +55,6 @@ def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after
         LiveRefresher(store, partial(LiveCache, source.kubeconfig, source.context), relist_every=refresh).start()
     else:
         store.install(load_state(source))  # bad input fails here: one line, exit 2
-    app = create_app(store, metrics_pods=metrics_pods, results_dir=results_dir)
+    app = create_app(store, metrics_pods=metrics_pods, results_dir=results_dir, ledger=ledger)
     click.echo(f"kubegpu serve: http://{address}:{port}/ ({source.describe()}; read-only)", err=True)
     run_server(app, address=address, port=port, log_level=log_level)

@@ -167,6 +167,24 @@ def matches(d: Decision, pod: str) -> bool:
     return d.pod.name == pod
 
 
+def summary(d: Decision) -> str:
+    """One line: what the extender answered and why."""
+    if d.error:
+        return d.error
+    if d.filter is not None:
+        f = d.filter
+        text = f"{f.passed}/{f.nodes_in} nodes passed"
+        return f"{text}; {f.message}" if f.message else text
+    if d.scores:
+        best = d.scores[0]
+        stranded = "" if best.stranded_gpus_after is None else f", {best.stranded_gpus_after:g} GPUs stranded after"
+        return f"top {best.node} (policy {best.policy_score:g}{stranded})"
+    if d.preempt is not None:
+        dropped = "; ".join(f"{n}: {why}" for n, why in sorted(d.preempt.dropped.items()))
+        return f"kept {len(d.preempt.kept)}/{d.preempt.nodes_in} candidates" + (f"; dropped {dropped}" if dropped else "")
+    return ""
+
+
 def read_ledger(path: str | Path, *, max_bytes: int = 1 << 30) -> list[Decision]:
     """Every record of a ledger file and its rotated predecessor (PATH.1 first), oldest first.
 
