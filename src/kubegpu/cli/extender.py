@@ -13,6 +13,20 @@ from kubegpu.scheduling.placement.registry import POLICY_NAMES
 DEFAULT_POLICY = "fgd"
 
 
+def live_server_options(fn):
+    """--refresh, --stale-after and --log-level of a long-running server fed by the live watch."""
+    for option in reversed([
+        click.option("--refresh", type=click.FloatRange(min=1), default=300.0, show_default=True, metavar="SECONDS",
+                     help="Live source: relist the kinds that are not watched this often."),
+        click.option("--stale-after", type=click.FloatRange(min=1), default=300.0, show_default=True,
+                     metavar="SECONDS", help="Live source: data older than this is stale (/readyz answers 503)."),
+        click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+                     default="warning", show_default=True, help="uvicorn's log level."),
+    ]):
+        fn = option(fn)
+    return fn
+
+
 @click.command()
 @source_options(namespaces=False)
 @click.option("--address", default="127.0.0.1", show_default=True,
@@ -33,12 +47,7 @@ DEFAULT_POLICY = "fgd"
 @click.option("--max-body", type=click.IntRange(min=1024), default=40 << 20, show_default=True, metavar="BYTES",
               help="Largest request body accepted (413 beyond).")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=None, help="Seed of the random policy.")
-@click.option("--refresh", type=click.FloatRange(min=1), default=300.0, show_default=True, metavar="SECONDS",
-              help="Live source: relist the kinds that are not watched this often.")
-@click.option("--stale-after", type=click.FloatRange(min=1), default=300.0, show_default=True, metavar="SECONDS",
-              help="Live source: data older than this is stale (/readyz answers 503).")
-@click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
-              default="warning", show_default=True, help="uvicorn's log level.")
+@live_server_options
 def extender(source, address, port, prefix, policy, ledger, ledger_max_bytes, max_work_lost, assume_ttl, max_body,
              seed, refresh, stale_after, log_level):
     """Serve the kube-scheduler HTTP extender protocol (filter, prioritize, preempt).

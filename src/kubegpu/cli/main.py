@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": ("kubegpu.cli.serve", "serve", "Serve the GPU dashboard, the JSON API and Prometheus /metrics."),
     "extender": ("kubegpu.cli.extender", "extender", "Run kubegpu's placement inside kube-scheduler (HTTP extender)."),
     "decisions": ("kubegpu.cli.decisions", "decisions", "Read the extender's decision log: why each pod went where."),
+    "shadow": ("kubegpu.cli.shadow", "shadow", "Record every bind of a live cluster next to the policy's choice."),
 }
 
 

@@ -89,8 +89,9 @@ class BodyGuard:
         await self.app(scope, receive, with_headers)
 
 
-def create_app(extender: Extender, *, prefix: str = "", max_body: int = DEFAULT_MAX_BODY) -> BodyGuard:
-    """The whole extender server as one ASGI callable."""
+def create_app(extender: Extender, *, prefix: str = "", max_body: int = DEFAULT_MAX_BODY,
+               verbs: bool = True) -> BodyGuard:
+    """The whole extender server as one ASGI callable (`verbs=False`: probes and /metrics only, for shadow)."""
     prefix = ("/" + prefix.strip("/")) if prefix.strip("/") else ""
     store, metrics = extender.store, extender.metrics
 
@@ -121,9 +122,10 @@ def create_app(extender: Extender, *, prefix: str = "", max_body: int = DEFAULT_
     async def not_found(request: Request, exc) -> Response:
         return _error(404, f"no such path: {request.url.path}")
 
-    routes = [Route(f"{prefix}/filter", verb(extender.filter), methods=["POST"]),
-              Route(f"{prefix}/prioritize", verb(extender.prioritize), methods=["POST"]),
-              Route(f"{prefix}/preempt", verb(extender.preempt), methods=["POST"]),
-              Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics_route)]
+    routes = [Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics_route)]
+    if verbs:
+        routes += [Route(f"{prefix}/filter", verb(extender.filter), methods=["POST"]),
+                   Route(f"{prefix}/prioritize", verb(extender.prioritize), methods=["POST"]),
+                   Route(f"{prefix}/preempt", verb(extender.preempt), methods=["POST"])]
     app = Starlette(routes=routes, debug=False, exception_handlers={404: not_found, 405: not_found})
-    return BodyGuard(app, prefix=prefix, max_body=max_body)
+    return BodyGuard(app, prefix=prefix if verbs else "/-", max_body=max_body)

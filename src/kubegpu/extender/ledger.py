@@ -185,6 +185,36 @@ def summary(d: Decision) -> str:
     return ""
 
 
+class ShadowTotals(msgspec.Struct, kw_only=True):
+    """What `mode: shadow` records add up to: the scheduler's choices against the policy's."""
+
+    binds: int = 0
+    agreed: int = 0
+    scheduler_stranded_gpus: float = 0.0
+    policy_stranded_gpus: float = 0.0
+    first: str = ""
+    last: str = ""
+
+
+def shadow_totals(records: list[Decision]) -> ShadowTotals:
+    """Sum the stranded GPUs after each bind: on the scheduler's node, and on the policy's node instead."""
+    out = ShadowTotals()
+    for d in records:
+        if d.mode != "shadow" or not d.scores:
+            continue
+        mine = d.scores[0].stranded_gpus_after or 0.0
+        theirs = d.scores[1].stranded_gpus_after if len(d.scores) > 1 else mine
+        out.binds += 1
+        out.agreed += d.outcome == "agreed"
+        out.scheduler_stranded_gpus += mine
+        out.policy_stranded_gpus += theirs or 0.0
+        out.first = out.first or d.time
+        out.last = d.time
+    out.scheduler_stranded_gpus = round(out.scheduler_stranded_gpus, 3)
+    out.policy_stranded_gpus = round(out.policy_stranded_gpus, 3)
+    return out
+
+
 def read_ledger(path: str | Path, *, max_bytes: int = 1 << 30) -> list[Decision]:
     """Every record of a ledger file and its rotated predecessor (PATH.1 first), oldest first.
 

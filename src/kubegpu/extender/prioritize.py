@@ -131,16 +131,22 @@ def decide_prioritize(store: ExtenderStore, model: ExtenderModel, facts: PodFact
 
 
 def _top(model, live, facts, names, idx_all, scores, pscore, placement) -> list[tuple[int, float | None]]:
-    """The best few requested nodes, with the FGD measure F_n(M) (in GPUs) left after placing there.
-
-    The chosen node uses the policy's own device choice; the others the default one (best-fit
-    for a share, lowest free devices for whole GPUs), all in one vectorised measure.
-    """
+    """The best few requested nodes, with the FGD measure F_n(M) (in GPUs) left after placing there."""
     cand = np.flatnonzero(~np.isnan(pscore))
     if not len(cand):
         return []
     order = cand[np.lexsort((-pscore[cand], -scores[cand]))][:TOP_RECORDED]
-    nodes = idx_all[order]
+    stranded = stranded_after(model, live, facts, idx_all[order], placement)
+    return [(int(j), v) for j, v in zip(order.tolist(), stranded)]
+
+
+def stranded_after(model: ExtenderModel, live: PlacementState, facts: PodFacts, nodes: np.ndarray,
+                   placement: Placement | None = None) -> list[float]:
+    """Per node: the GPUs the cluster's workload mix could not use there after placing the pod (F_n(M)).
+
+    The node of `placement` uses its devices (the policy's choice); the others the default choice
+    (best-fit for a share, lowest free devices for whole GPUs); one vectorised measure for all.
+    """
     dev = live.dev_free[nodes].copy()
     cpu = live.cpu_free[nodes].copy()
     for r, i in enumerate(nodes.tolist()):
@@ -150,8 +156,7 @@ def _top(model, live, facts, names, idx_all, scores, pscore, placement) -> list[
             dev[r, d] -= task.gpu_milli
         cpu[r] -= task.cpu_milli
     access = model.mix.access(live.gpu_model[nodes], live.gpu_models)
-    stranded = node_fragmentation(cpu, dev, access, model.mix) / 1000.0
-    return [(int(j), round(float(v), 3)) for j, v in zip(order.tolist(), stranded.tolist())]
+    return [round(float(v) / 1000.0, 3) for v in node_fragmentation(cpu, dev, access, model.mix)]
 
 
 def encode_priorities(model: ExtenderModel, answer: PrioritizeAnswer) -> bytes:

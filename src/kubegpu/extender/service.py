@@ -44,7 +44,7 @@ def _decode(decoder: msgspec.json.Decoder, body: bytes, what: str):
         raise BadRequest(f"{what} nested too deeply to read") from None
 
 
-def _now_text() -> str:
+def now_text() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -111,7 +111,7 @@ class Extender:
         total = (time.perf_counter() - t0) * 1e3
         timings = fields.pop("timings", None) or Timings(total_ms=round(total, 3))
         timings.total_ms = round(total, 3)
-        d = Decision(id=self.ledger.next_id(), time=_now_text(), mode=mode,
+        d = Decision(id=self.ledger.next_id(), time=now_text(), mode=mode,
                      pod=pod_ref(facts, model) if facts else _unnamed_pod(raw_pod), outcome=outcome,
                      generation=model.generation if model else 0,
                      snapshot_age_s=round(self.store.age() or 0.0, 3) if model else None,

@@ -174,7 +174,13 @@ class ExtenderStore(ModelStore):
 
     # ---- generations ---------------------------------------------------------------------
     def install(self, state: ClusterState) -> None:
+        """Build a generation of `state` and make it current (the live refresher calls this)."""
         model = ExtenderModel.build(state, generation=self.generation + 1, k8s_version=self.k8s_version)
+        self.swap(model)
+
+    def swap(self, model: ExtenderModel) -> None:
+        """Make a built generation current, carrying over the assumed bindings it does not show bound."""
+        state = model.cluster
         policy = make_policy(self.policy_name, mix=model.mix, seed=self.seed)
         with self.lock:
             now = time.time()

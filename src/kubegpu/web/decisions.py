@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kubegpu.errors import InputError
-from kubegpu.extender.ledger import Decision, matches, read_ledger, summary
+from kubegpu.extender.ledger import Decision, matches, read_ledger, shadow_totals, summary
 from kubegpu.jsontext import json_bytes
 from kubegpu.web.api import JSON, error
 
@@ -78,4 +78,4 @@ class DecisionRoutes:
                 for d in reversed(records[-PAGE_LIMIT:])]
         title = f"Decisions for {pod}" if pod else "Decisions"
         return self.pages._page("decisions.html", title=title, rows=rows, pod=pod, total=len(records),
-                                limit=PAGE_LIMIT, path=str(self.log.path))
+                                limit=PAGE_LIMIT, path=str(self.log.path), shadow=shadow_totals(records))
