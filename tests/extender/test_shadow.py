@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import copy
+import json
 from functools import partial
+from pathlib import Path
+
+import msgspec
+from jsonschema import Draft202012Validator
 
 import pytest
 from clusters import gpu_rules_docs
@@ -51,6 +56,8 @@ def test_each_bind_is_recorded_next_to_the_policys_node(shadow):
     mine, policy = rec.scores
     assert mine.node == "a100-2" and policy.node == rec.policy_choice
     assert policy.stranded_gpus_after <= mine.stranded_gpus_after
+    schema = json.loads((Path(__file__).resolve().parents[2] / "docs/schemas/decision.schema.json").read_text())
+    assert not list(Draft202012Validator(schema).iter_errors(json.loads(msgspec.json.encode(rec))))
     bind(server, docs["share-30-0"], "t4-ts-0")
     wait_for(lambda: store.judged == 2)
     text = generate_latest(metrics.registry).decode()

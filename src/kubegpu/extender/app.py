@@ -41,9 +41,9 @@ async def _reject(send, code: int, message: str, extra=()) -> None:
 class BodyGuard:
     """POST only to the verbs, GET/HEAD elsewhere; the body read here, at most `max_body` bytes."""
 
-    def __init__(self, app, *, prefix: str, max_body: int) -> None:
+    def __init__(self, app, *, prefix: str, max_body: int, verbs: bool = True) -> None:
         self.app = app
-        self.verb_paths = {f"{prefix}/{v}" for v in VERBS}
+        self.verb_paths = {f"{prefix}/{v}" for v in VERBS} if verbs else set()
         self.max_body = max_body
 
     async def __call__(self, scope, receive, send):
@@ -128,4 +128,4 @@ def create_app(extender: Extender, *, prefix: str = "", max_body: int = DEFAULT_
                    Route(f"{prefix}/prioritize", verb(extender.prioritize), methods=["POST"]),
                    Route(f"{prefix}/preempt", verb(extender.preempt), methods=["POST"])]
     app = Starlette(routes=routes, debug=False, exception_handlers={404: not_found, 405: not_found})
-    return BodyGuard(app, prefix=prefix if verbs else "/-", max_body=max_body)
+    return BodyGuard(app, prefix=prefix, max_body=max_body, verbs=verbs)
