@@ -124,6 +124,10 @@ class Extender:
     # ---- verbs ----------------------------------------------------------------------------
     def filter(self, body: bytes) -> bytes:
         """ExtenderArgs -> ExtenderFilterResult (errors go into `Error`, as kube-scheduler expects)."""
+        with self.store.lock:   # one generation, its overlay and its policy for the whole call
+            return self._filter(body)
+
+    def _filter(self, body: bytes) -> bytes:
         t0 = time.perf_counter()
         args, names = self._args(body)
         facts = model = None
@@ -162,6 +166,10 @@ class Extender:
 
     def prioritize(self, body: bytes) -> bytes:
         """ExtenderArgs -> HostPriorityList (a bad request is a BadRequest: upstream ignores errors here)."""
+        with self.store.lock:   # one generation, its overlay and its policy for the whole call
+            return self._prioritize(body)
+
+    def _prioritize(self, body: bytes) -> bytes:
         t0 = time.perf_counter()
         args, names = self._args(body)
         try:
@@ -184,6 +192,10 @@ class Extender:
 
     def preempt(self, body: bytes) -> bytes:
         """ExtenderPreemptionArgs -> ExtenderPreemptionResult (the candidates kept)."""
+        with self.store.lock:   # one generation, its overlay and its policy for the whole call
+            return self._preempt(body)
+
+    def _preempt(self, body: bytes) -> bytes:
         t0 = time.perf_counter()
         args = _decode(PREEMPT_DECODER, body, "ExtenderPreemptionArgs")
         try:
