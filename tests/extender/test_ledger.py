@@ -101,3 +101,15 @@ def test_the_default_policy_is_one_constant():
 
     assert DEFAULT_POLICY == "fgd"
     assert next(p for p in extender.params if p.name == "policy").default == DEFAULT_POLICY
+
+
+def test_an_address_in_use_is_one_line_and_exit_2():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = cli("extender", "--demo", "--port", str(port))
+    assert r.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in r.stderr
+    assert "Traceback" not in r.stderr
