@@ -20,7 +20,8 @@ from kubegpu.cli.render import emit, literal
 def decisions(pod, path, mode, last, output):
     """Print the decisions the extender recorded, oldest first (a pod's, with POD).
 
-    POD is NAMESPACE/NAME, or NAME in any namespace. -o json prints the records exactly as the
+    POD is NAMESPACE/NAME, or NAME in any namespace. -o wide adds the full time, the cluster
+    generation and the milliseconds each call took; -o json prints the records exactly as the
     log holds them (docs/schemas/decision.schema.json).
 
     \b
@@ -43,11 +44,17 @@ def decisions(pod, path, mode, last, output):
         if not records:
             con.print("no decisions" + (f" for {literal(pod)}" if pod else "") + f" in {literal(path)}")
             return
-        cols = [Col("TIME", drop=3), Col("MODE"), Col("POD"), Col("OUTCOME"), Col("CHOSEN", drop=1),
-                Col("MS", right=True, drop=2), Col("WHY", wrap=True)]
-        rows = [[literal(d.time[11:23]), d.mode.removeprefix("extender-"), literal(f"{d.pod.namespace}/{d.pod.name}"),
-                 d.outcome, literal(d.chosen or "-"), f"{d.timings.total_ms:.2f}" if d.timings else "-",
-                 literal(summary(d))] for d in records]
+        cols = [Col("TIME"), Col("MODE"), Col("POD"), Col("OUTCOME"), Col("CHOSEN")]
+        if wide:
+            cols += [Col("GEN", right=True), Col("MS", right=True)]
+        cols.append(Col("WHY", wrap=True))
+        rows = []
+        for d in records:
+            row = [literal(d.time[11:19] if not wide else d.time), d.mode.removeprefix("extender-"),
+                   literal(f"{d.pod.namespace}/{d.pod.name}"), d.outcome, literal(d.chosen or "-")]
+            if wide:
+                row += [str(d.generation), f"{d.timings.total_ms:.2f}" if d.timings else "-"]
+            rows.append([*row, literal(summary(d))])
         show(con, cols, rows, wide=wide)
 
     emit(records, output, table)
