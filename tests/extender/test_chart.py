@@ -58,8 +58,16 @@ def test_deployment_runs_the_upstream_image_and_the_extender_on_localhost():
     assert "--config=/etc/kubegpu-scheduler/config.yaml" in sched["command"]
     assert sched["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": 10259, "scheme": "HTTPS"}
     assert ext["args"][:3] == ["extender", "--address=127.0.0.1", "--port=8888"]
-    assert "--policy=fgd" in ext["args"] and "--ledger=/var/log/kubegpu/decisions.ndjson" in ext["args"]
+    # no --policy unless set: the extender's DEFAULT_POLICY is the one default
+    assert not any(a.startswith("--policy") for a in ext["args"])
+    assert "--ledger=/var/log/kubegpu/decisions.ndjson" in ext["args"]
     assert deploy["spec"]["template"]["spec"]["serviceAccountName"] == "kubegpu-scheduler"
+
+
+def test_a_set_policy_is_passed_to_the_extender():
+    objs = objects({"scheduler": {"enabled": True, "extender": {"policy": "kubegpu"}}})
+    deploy = next(d for d in objs["Deployment"] if d["metadata"]["name"] == "kubegpu-scheduler")
+    assert "--policy=kubegpu" in deploy["spec"]["template"]["spec"]["containers"][1]["args"]
 
 
 def test_rbac_is_upstreams_second_scheduler_rbac_plus_its_own_lease():
