@@ -30,17 +30,33 @@ UNKNOWN_NODE = PREFIX + "node not in the extender's cache yet (it may have just 
 
 @dataclass
 class FilterAnswer:
-    """Per requested name: passed or not, the code, the message; plus the summary for the ledger."""
+    """Per requested name: passed or not, and for the rejected ones a message; plus the ledger summary.
+
+    Rejections are kept as positions into `names` with an index into `texts` (`soft` go to
+    FailedNodes, `hard` to FailedAndUnresolvableNodes), so the reply can be gathered without a
+    Python loop over nodes; `failed` / `unresolvable` give them as dicts.
+    """
 
     names: list[str]
-    passed: np.ndarray            # indices into `names`
-    failed: dict[str, str]
-    unresolvable: dict[str, str]
+    passed: np.ndarray            # positions in `names`
+    soft: np.ndarray
+    soft_text: np.ndarray
+    hard: np.ndarray
+    hard_text: np.ndarray
+    texts: list[str]
     reasons: Counter
     unknown: int
     gang: tuple | None            # (gang, placement) when the pod is a gang member
     core_ms: float
     gpu_ms: float
+
+    @property
+    def failed(self) -> dict[str, str]:
+        return {self.names[j]: self.texts[t] for j, t in zip(self.soft.tolist(), self.soft_text.tolist())}
+
+    @property
+    def unresolvable(self) -> dict[str, str]:
+        return {self.names[j]: self.texts[t] for j, t in zip(self.hard.tolist(), self.hard_text.tolist())}
 
 
 def gang_verdict(model: ExtenderModel, facts: PodFacts) -> tuple | None:
@@ -110,17 +126,15 @@ def _answer(names, code, text_key, core, gpu: Verdicts, gang_text, gang, unknown
         texts[-2 - len(gpu.messages)] = gang_text
     failing = np.flatnonzero(code != 0)
     reasons: Counter = Counter()
-    keys, counts = np.unique(text_key[failing], return_counts=True)
+    keys, inverse, counts = np.unique(text_key[failing], return_inverse=True, return_counts=True)
     for key, c in zip(keys.tolist(), counts.tolist()):
         for reason in core.reasons.get(key, (texts[key],)) if key >= 0 else (texts[key],):
             reasons[reason] += c
-    hard = failing[code[failing] == int(Code.UNRESOLVABLE)]
-    soft = failing[code[failing] != int(Code.UNRESOLVABLE)]
-    tk = text_key.tolist()
+    hard = code[failing] == int(Code.UNRESOLVABLE)
+    inverse = np.asarray(inverse).reshape(-1)
     return FilterAnswer(
-        names=names, passed=np.flatnonzero(code == 0),
-        failed={names[j]: texts[tk[j]] for j in soft.tolist()},
-        unresolvable={names[j]: texts[tk[j]] for j in hard.tolist()},
+        names=names, passed=np.flatnonzero(code == 0), soft=failing[~hard], soft_text=inverse[~hard],
+        hard=failing[hard], hard_text=inverse[hard], texts=[texts[k] for k in keys.tolist()],
         reasons=reasons, unknown=unknown, gang=gang, core_ms=core_s * 1e3, gpu_ms=gpu_s * 1e3)
 
 

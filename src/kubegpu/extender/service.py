@@ -22,9 +22,9 @@ from kubegpu.extender.metrics import ExtenderMetrics
 from kubegpu.extender.podfacts import PodFacts, decode_pod
 from kubegpu.extender.preempt import decide_preempt
 from kubegpu.extender.prioritize import decide_prioritize, encode_priorities
-from kubegpu.extender.state import ExtenderModel, ExtenderStore
+from kubegpu.extender.state import ExtenderModel, ExtenderStore, node_index_array
 from kubegpu.extender.wire import (ARGS_DECODER, ENCODER, PREEMPT_DECODER, ExtenderFilterResult,
-                                   ExtenderPreemptionResult, NodeList, decode_node_names,
+                                   ExtenderPreemptionResult, NodeList, decode_node_names, gather_filter_result,
                                    has_node_names, request_node_names)
 
 MAX_NODE_NAMES = 100_000     # far beyond any cluster kube-scheduler runs; more is a broken caller
@@ -146,12 +146,16 @@ class Extender:
         passed = answer.passed.tolist()
         if not has_node_names(args) and args.Nodes is not None:
             items = args.Nodes.items or []
-            reply = ExtenderFilterResult(Nodes=NodeList(items=[items[j] for j in passed]),
-                                         FailedNodes=answer.failed, FailedAndUnresolvableNodes=answer.unresolvable)
-        else:
-            reply = ExtenderFilterResult(NodeNames=[names[j] for j in passed], FailedNodes=answer.failed,
-                                         FailedAndUnresolvableNodes=answer.unresolvable)
-        out = ENCODER.encode(reply)
+            out = ENCODER.encode(ExtenderFilterResult(Nodes=NodeList(items=[items[j] for j in passed]),
+                                                      FailedNodes=answer.failed,
+                                                      FailedAndUnresolvableNodes=answer.unresolvable))
+        elif answer.unknown:
+            out = ENCODER.encode(ExtenderFilterResult(NodeNames=[names[j] for j in passed], FailedNodes=answer.failed,
+                                                      FailedAndUnresolvableNodes=answer.unresolvable))
+        else:   # every name known: the reply is gathered from the generation's pre-encoded names
+            idx = node_index_array(model, names)[0]
+            out = gather_filter_result(model.name_keys, model.name_items, idx[answer.passed], idx[answer.soft],
+                                       answer.soft_text, idx[answer.hard], answer.hard_text, answer.texts)
         gang = None
         if answer.gang is not None:
             g, p = answer.gang

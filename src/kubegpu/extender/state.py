@@ -21,7 +21,7 @@ import numpy as np
 
 from kubegpu.extender.gpu_rules import GpuVerdictCache, node_groups
 from kubegpu.extender.podfacts import PodFacts
-from kubegpu.extender.wire import host_records
+from kubegpu.extender.wire import ByteCatalog, host_records, name_catalogs
 from kubegpu.fragmentation.cluster import cluster_mix, cluster_placement
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import NodeGpu
@@ -56,6 +56,8 @@ class ExtenderModel:
     gpu_group: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))  # node -> GPU kind
     gpu_kinds: list[NodeGpu] = field(default_factory=list)
     host_records: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.uint8))  # prioritize replies
+    name_keys: ByteCatalog | None = None     # filter replies: `"name":` and `"name",` per node
+    name_items: ByteCatalog | None = None
     pods_by_uid: dict = field(default_factory=dict)          # bound pods, for preemption victims
     shape_cache: OrderedDict = field(default_factory=OrderedDict)     # pod shape -> core verdict
     gpu_cache: OrderedDict = field(default_factory=OrderedDict)       # pod shape -> GpuVerdictCache
@@ -70,12 +72,14 @@ class ExtenderModel:
         if base.names != snapshot.names:   # both follow the cluster's node order; say so if that ever changes
             raise RuntimeError("placement state and scheduling snapshot disagree on node order")
         node_gpus = [cluster.node_gpus[name] for name in snapshot.names]
+        encoded = [msgspec.json.encode(name) for name in snapshot.names]
+        keys, items = name_catalogs(encoded)
         gpu_group, gpu_kinds = node_groups(node_gpus)
         return cls(cluster=cluster, snapshot=snapshot, version=version_of(cluster.server_version, k8s_version),
                    base=base, mix=cluster_mix(cluster), gangs=find_gangs(cluster),
                    node_gpus=node_gpus, gpu_group=gpu_group, gpu_kinds=gpu_kinds, generation=generation,
                    built_at=time.time(), build_seconds=time.perf_counter() - start,
-                   host_records=host_records([msgspec.json.encode(name) for name in snapshot.names]),
+                   host_records=host_records(encoded), name_keys=keys, name_items=items,
                    pods_by_uid={p.metadata.uid: p for p in cluster.pods
                                 if p.metadata.uid and p.is_bound and not p.is_terminal})
 
