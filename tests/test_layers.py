@@ -28,6 +28,8 @@ FORBIDDEN = {
     "models": {"web", "cli", "doctor"},
     # the dashboard calls the engines the CLI calls, never the CLI itself (shared JSON text: kubegpu.jsontext)
     "web": {"cli"},
+    # the extender is a face like the dashboard: engines and web pieces, never the CLI
+    "extender": {"cli", "doctor"},
 }
 # packages whose imports are an allow-list: module prefixes they may import (besides themselves and
 # kubegpu's top-level modules such as errors)

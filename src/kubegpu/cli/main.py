@@ -31,6 +31,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "models": ("kubegpu.cli.models", "models", "Model weights on node-local disks: plan, pull, agent, rollout gate."),
     "serve": ("kubegpu.cli.serve", "serve", "Serve the GPU dashboard, the JSON API and Prometheus /metrics."),
     "rebalance": ("kubegpu.cli.rebalance", "rebalance", "Make room for waiting GPU pods on its own: reserve, then move."),
+    "extender": ("kubegpu.cli.extender", "extender", "Run kubegpu's placement inside kube-scheduler (HTTP extender)."),
+    "decisions": ("kubegpu.cli.decisions", "decisions", "Read the extender's decision log: why each pod went where."),
+    "shadow": ("kubegpu.cli.shadow", "shadow", "Record every bind of a live cluster next to the policy's choice."),
 }
 
 

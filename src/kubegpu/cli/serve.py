@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from kubegpu.cli.options import load_state, source_options
-from kubegpu.errors import UsageError
 
 
 @click.command()
@@ -23,11 +22,14 @@ from kubegpu.errors import UsageError
               help="Live source: data older than this is stale (/readyz answers 503).")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
               default="warning", show_default=True, help="uvicorn's log level.")
-def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after, log_level):
+@click.option("--ledger", metavar="PATH", type=click.Path(dir_okay=False),
+              help="The decision log of `kubegpu extender --ledger PATH`: shown on /decisions and at /api/decisions.")
+def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after, log_level, ledger):
     """Serve the GPU dashboard, the JSON API and Prometheus /metrics (read-only).
 
     /api/status, /api/frag, /api/why[?pod=NS/NAME], /api/defrag?size=K|for=NS/NAME and
-    /api/audit return exactly what the command of the same name prints with -o json.
+    /api/audit return exactly what the command of the same name prints with -o json. With
+    --ledger, /decisions and /api/decisions[?pod=NS/NAME] show the extender's decision log.
     Views are computed once per cluster change, never per request. Never changes the cluster
     and never reads Secrets. Binds to 127.0.0.1 unless --address says otherwise.
 
@@ -37,10 +39,8 @@ def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after
       kubegpu serve --snapshot dump.json --port 9400
       kubegpu serve --address 0.0.0.0           in a pod (see deploy/helm/kubegpu)
     """
-    import uvicorn
-
     from kubegpu.web.app import create_app
-    from kubegpu.web.http_limits import MAX_HEAD_BYTES, http_protocol
+    from kubegpu.web.serving import run_server
     from kubegpu.web.store import ModelStore
 
     live = not (source.demo or source.snapshots)
@@ -55,12 +55,6 @@ def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after
         LiveRefresher(store, partial(LiveCache, source.kubeconfig, source.context), relist_every=refresh).start()
     else:
         store.install(load_state(source))  # bad input fails here: one line, exit 2
-    app = create_app(store, metrics_pods=metrics_pods, results_dir=results_dir)
-    config = uvicorn.Config(app, host=address, port=port, log_level=log_level, access_log=False,
-                            server_header=False, http=http_protocol(), h11_max_incomplete_event_size=MAX_HEAD_BYTES)
-    server = uvicorn.Server(config)
+    app = create_app(store, metrics_pods=metrics_pods, results_dir=results_dir, ledger=ledger)
     click.echo(f"kubegpu serve: http://{address}:{port}/ ({source.describe()}; read-only)", err=True)
-    try:
-        server.run()
-    except OSError as err:
-        raise UsageError(f"cannot listen on {address}:{port}: {err.strerror or err}") from None
+    run_server(app, address=address, port=port, log_level=log_level)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from kubegpu.fragmentation.report import FragReport, demand_sizes, frag_report
 from kubegpu.fragmentation.shapes import ShapeMix, TaskShape, mix_from_tasks
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.gpu import GpuDemand
 from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
 from kubegpu.scheduling.nodeready import nodes_taking_new_pods
@@ -22,13 +23,16 @@ from kubegpu.scheduling.placement.task import MILLI, Task
 WHOLE_GPU_SIZES_MIX = ShapeMix([TaskShape(cpu_milli=0, num_gpu=k, gpu_milli=MILLI) for k in (1, 2, 4, 8)])
 
 
+def demand_task(requests: dict[str, int], demand: GpuDemand, name: str) -> Task:
+    """Requests and a physical GPU demand as a placement task (CPU milli, memory bytes, devices)."""
+    num, milli = (demand.num_gpu, demand.gpu_milli) if demand.num_gpu > 0 and demand.gpu_milli > 0 else (0, 0)
+    return Task(cpu_milli=int(requests.get("cpu", 0)), mem_bytes=int(requests.get("memory", 0)), num_gpu=num,
+                gpu_milli=min(milli, MILLI), models=demand.models, name=name)
+
+
 def pod_task(cluster: ClusterState, pod) -> Task:
     """A pod as a placement task (CPU milli, memory bytes, physical GPU demand)."""
-    req = cluster.pod_requests(pod)
-    demand = cluster.gpu_demand(pod)
-    num, milli = (demand.num_gpu, demand.gpu_milli) if demand.num_gpu > 0 and demand.gpu_milli > 0 else (0, 0)
-    return Task(cpu_milli=int(req.get("cpu", 0)), mem_bytes=int(req.get("memory", 0)), num_gpu=num,
-                gpu_milli=min(milli, MILLI), models=demand.models, name=pod.key)
+    return demand_task(cluster.pod_requests(pod), cluster.gpu_demand(pod), pod.key)
 
 
 def cluster_tasks(cluster: ClusterState, scope: NamespaceScope = NamespaceScope()) -> list[Task]:

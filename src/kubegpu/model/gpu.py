@@ -179,9 +179,10 @@ def pod_gpu_demand(pod: Pod, requests: dict[str, int], node: NodeGpu | None = No
 
 def _pinned_models(pod: Pod) -> frozenset[str] | None:
     """GPU models a pod is pinned to through nodeSelector or a required In term on the product label."""
+    # a pin names the label value, which GFD suffixes with "-SHARED" on shared GPUs: the model is without it
     wanted = next((pod.spec.node_selector[k] for k in MODEL_LABELS if pod.spec.node_selector.get(k)), None)
     if wanted:
-        return frozenset({wanted})
+        return frozenset({wanted.removesuffix("-SHARED")})
     aff = pod.spec.affinity
     req = aff.node_affinity.required_during_scheduling_ignored_during_execution if aff and aff.node_affinity else None
     if req:
@@ -190,6 +191,6 @@ def _pinned_models(pod: Pod) -> frozenset[str] | None:
             values = [e.values for e in term.match_expressions if e.key in MODEL_LABELS and e.operator == "In"]
             if not values:
                 return None  # an ORed term without a model pin admits any model
-            allowed.update(values[0])
+            allowed.update(v.removesuffix("-SHARED") for v in values[0])
         return frozenset(allowed) if allowed else None
     return None

@@ -135,11 +135,12 @@ class GangPlacement:
         return self.bound + len(self.placed) >= self.min_member
 
 
-def place_gang(snapshot, gang: Gang, *, version=None) -> GangPlacement:
+def place_gang(snapshot, gang: Gang, *, version=None, choose=None) -> GangPlacement:
     """Place the pending members one by one on a copy of the snapshot, fullest feasible node first.
 
     Packing onto the most-requested node is what a gang scheduler's binpack does and leaves the
-    most room for the other members.
+    most room for the other members. `choose(pod, feasible) -> node index | None` replaces that
+    choice when a caller applies rules of its own on top of the core's (the extender's GPU rules).
     """
     from kubegpu.scheduling.cycle import run_filters
     from kubegpu.scheduling.versions import version_of
@@ -156,7 +157,13 @@ def place_gang(snapshot, gang: Gang, *, version=None) -> GangPlacement:
         if not len(feasible):
             unplaced.append(pod.key)
             continue
-        if gpu_col is not None:
+        if choose is not None:
+            picked = choose(pod, feasible)
+            if picked is None:
+                unplaced.append(pod.key)
+                continue
+            i = int(picked)
+        elif gpu_col is not None:
             free = work.alloc[feasible, gpu_col] - work.requested[feasible, gpu_col]
             i = int(feasible[np.argmin(free)])
         else:

@@ -23,13 +23,13 @@ STATIC = Path(__file__).with_name("static")
 
 
 def create_app(store: ModelStore, *, metrics_pods: bool = False, mix_name: str = "cluster",
-               results_dir: str | None = None, metrics_ttl: float = LIVE_TTL) -> Guard:
-    """The whole server as one ASGI callable (the Guard wraps Starlette)."""
+               results_dir: str | None = None, metrics_ttl: float = LIVE_TTL, ledger: str | None = None) -> Guard:
+    """The whole server as one ASGI callable (the Guard wraps Starlette); `ledger` adds the decision log."""
     from kubegpu.web.pages import QUERY as PAGE_QUERY
     from kubegpu.web.pages import Pages
 
     api = Api(store)
-    pages = Pages(store, results_dir=results_dir)
+    pages = Pages(store, results_dir=results_dir, decisions=ledger is not None)
     exposition = Exposition(store, pods=metrics_pods, mix_name=mix_name, live_ttl=metrics_ttl)
     store.warmers.append(exposition.warm)
     if store.views is not None:
@@ -51,5 +51,13 @@ def create_app(store: ModelStore, *, metrics_pods: bool = False, mix_name: str =
         *pages.routes(),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
+    query = {**API_QUERY, **PAGE_QUERY}
+    if ledger is not None:
+        from kubegpu.web.decisions import QUERY as DECISIONS_QUERY
+        from kubegpu.web.decisions import DecisionLog, DecisionRoutes
+
+        decisions = DecisionRoutes(DecisionLog(ledger), pages)
+        routes[:0] = [Route("/api/decisions", decisions.api), Route("/decisions", decisions.page)]
+        query.update(DECISIONS_QUERY)
     app = Starlette(routes=routes, debug=False, exception_handlers={404: pages.not_found, 405: pages.not_found})
-    return Guard(app, exposition.requests, {**API_QUERY, **PAGE_QUERY})
+    return Guard(app, exposition.requests, query)

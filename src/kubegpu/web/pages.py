@@ -63,9 +63,10 @@ def pool_summary(nodes: list[NodeMap]) -> list[dict]:
 
 
 class Pages:
-    def __init__(self, store: ModelStore, *, results_dir: str | None = None) -> None:
+    def __init__(self, store: ModelStore, *, results_dir: str | None = None, decisions: bool = False) -> None:
         self.store = store
         self.results_dir = results_dir
+        self.decisions = decisions   # serve --ledger: the why page links the pod's decisions
 
     def routes(self) -> list[Route]:
         return [Route("/", self.overview), Route("/pending", self.pending),
@@ -137,7 +138,7 @@ class Pages:
             return self._page("message.html", status=404, title="No such pod",
                               message=f"Pod {ns}/{name} is not in the cluster.")
         return self._page("why.html", title=f"Why {report.pod}", r=report, blocker=blocker_of(report),
-                          node_limit=200)
+                          node_limit=200, decisions=self.decisions)
 
     async def defrag(self, request: Request) -> Response:
         from kubegpu.errors import KubegpuError
