@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 
-from kubegpu.scheduling.placement.registry import make_policy
+from kubegpu.fragmentation.shapes import ShapeMix, TaskShape, mix_from_tasks
+from kubegpu.scheduling.placement.registry import NEEDS_MIX, make_policy
 from kubegpu.scheduling.placement.task import Placement
 from kubegpu.simulate import events as ev
 from kubegpu.simulate.nodes import ABSENT, DELETING, PROVISIONING, READY, ClusterNodes, NodeRecord, build_cluster
@@ -26,6 +27,13 @@ from kubegpu.simulate.scenario import Scenario
 from kubegpu.simulate.workload import BATCH, Job
 
 __all__ = ["DONE", "GONE", "PENDING", "RUNNING", "TIMED_OUT", "Engine", "JobRun", "Stats"]
+
+
+def workload_mix(jobs: list[Job]) -> ShapeMix:
+    """The workload fgd/kubegpu expect: the scenario's own pod shapes, one per pod (as `simulate
+    inflation` takes the pod list's); a run without jobs never asks the policy."""
+    tasks = [j.task for j in jobs for _ in range(j.pods)]
+    return mix_from_tasks(tasks) if tasks else ShapeMix([TaskShape(cpu_milli=0)])
 
 
 class Engine:
@@ -41,7 +49,8 @@ class Engine:
         self.runs = [JobRun() for _ in jobs]
         self.cluster: ClusterNodes = build_cluster(spec.cluster.node_groups, where=scenario.source)
         self.state = self.cluster.state
-        self.policy = make_policy(spec.cluster.scheduler_policy, seed=spec.seed)
+        self.policy = make_policy(spec.cluster.scheduler_policy, seed=spec.seed,
+                                  mix=workload_mix(jobs) if spec.cluster.scheduler_policy in NEEDS_MIX else None)
         self.rng = np.random.default_rng([spec.seed, 1])
         self.queue = ev.EventQueue()
         self.now = 0.0

@@ -23,7 +23,7 @@ from typing import Any
 
 from kubegpu.errors import InputError
 from kubegpu.scheduling.placement.task import MILLI, Task
-from kubegpu.simulate.scenario import quantity, seconds
+from kubegpu.simulate.scenario_checks import quantity, seconds
 from kubegpu.simulate.workload import BATCH, SERVICE, Job, PriorityClass, Selector
 
 COLUMNS = ("name", "class", "kind", "submit", "duration", "work_gpu_seconds", "gpus", "gpu_milli", "cpu", "memory",
