@@ -17,7 +17,7 @@ import msgspec
 from kubegpu.errors import InputError
 from kubegpu.simulate import limits
 from kubegpu.simulate.autoscaler.config import AutoscalerConfig, autoscaler_config
-from kubegpu.simulate.scenario_checks import check_plain, check_values, check_work, seconds, shown
+from kubegpu.simulate.scenario_checks import check_plain, check_values, check_work, clip, seconds, shown
 from kubegpu.sources.safe_yaml import load_yaml_documents, load_yaml_file
 
 Duration = Union[str, int, float]
@@ -215,9 +215,9 @@ def parse_set(item: str) -> tuple[str, Any]:
     key = key.strip()
     if not text:
         return key, ""
-    docs = load_yaml_documents(text, where=f"--set {shown(key)}")
+    docs = load_yaml_documents(text, where=f"--set {clip(key)}")
     if len(docs) > 1:
-        raise InputError("one YAML value, not several documents", where=f"--set {shown(key)}")
+        raise InputError("one YAML value, not several documents", where=f"--set {clip(key)}")
     return key, docs[0] if docs else None
 
 
@@ -312,7 +312,7 @@ def _validation_error(err: msgspec.ValidationError, raw: dict, source: str, pref
     parts = [*prefix, *(p for p in path.replace("[", ".").replace("]", "").split(".") if p)]
     if message.startswith("Object contains unknown field"):
         key = message.split("`")[1]
-        return InputError(f"unknown key {shown(key)}", where=source, field=shown(".".join(parts + [key]), 200))
+        return InputError(f"unknown key {shown(key)}", where=source, field=clip(".".join(parts + [key])))
     value = _lookup(raw, parts)
     return InputError(f"{shown(value)}: {message[0].lower()}{message[1:]}", where=source,
-                      field=".".join(parts) or None)
+                      field=clip(".".join(parts)) or None)

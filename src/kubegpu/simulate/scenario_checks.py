@@ -30,6 +30,11 @@ def shown(value: Any, width: int = 60) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
+def clip(text: str, width: int = 120) -> str:
+    """A field path or name cut to `width` characters for a one-line message."""
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 def check_plain(data: Any, *, where: str, path: tuple[str, ...] = ()) -> None:
     """Refuse YAML values that are not JSON data (a date, a timestamp, !!binary, !!set), naming the field.
 
@@ -88,7 +93,7 @@ def _check_names(spec: ScenarioSpec, source: str) -> None:
     for field, name in names:
         if len(name) > limits.MAX_NAME_CHARS:
             raise InputError(f"{shown(name, 40)} is {len(name):,} characters long (at most {limits.MAX_NAME_CHARS})",
-                             where=source, field=shown(field, 80))
+                             where=source, field=clip(field))
     if len(spec.description) > limits.MAX_DESCRIPTION_CHARS:
         raise InputError(f"{len(spec.description):,} characters (at most {limits.MAX_DESCRIPTION_CHARS:,})",
                          where=source, field="description")

@@ -13,12 +13,13 @@ import math
 import socket
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 from kubegpu.errors import InputError, SourceError, UsageError
 from kubegpu.simulate import limits
 from kubegpu.simulate.results import run_scenario
 from kubegpu.simulate.scenario import load_scenario
-from kubegpu.simulate.scenario_checks import check_plain, shown
+from kubegpu.simulate.scenario_checks import check_plain, clip, shown
 from kubegpu.sources.safe_yaml import load_yaml_file
 
 CONNECT_TIMEOUT_S = 10.0  # reaching a dask scheduler: a port nothing listens on fails at once, a silent host here
@@ -33,7 +34,7 @@ def load_grid(path: str) -> tuple[list[dict[str, Any]], list[int] | None]:
     seeds = None
     axes: dict[str, list] = {}
     for key, values in raw.items():
-        field = str(key)[:200]
+        field = clip(str(key))
         if not isinstance(key, str) or not key:
             raise InputError(f"key {shown(key)} is not a --set key", where=path)
         if not isinstance(values, list) or not values:
@@ -49,7 +50,7 @@ def load_grid(path: str) -> tuple[list[dict[str, Any]], list[int] | None]:
     runs = math.prod(len(v) for v in axes.values()) * len(seeds or [1])
     if runs > limits.MAX_SWEEP_RUNS:
         raise limits.refuse(runs, limits.MAX_SWEEP_RUNS, "runs (combinations x seeds)", where=path,
-                            field=", ".join(raw)[:200])
+                            field=clip(", ".join(map(str, raw))))
     combos = [dict(zip(axes, values)) for values in itertools.product(*axes.values())] if axes else [{}]
     return combos, seeds
 
@@ -90,21 +91,24 @@ def execute(scenario: str, sets: list[str], points: list[tuple[dict, int]], *, d
 
 
 def check_address(address: str) -> tuple[str, int]:
-    """(host, port) of a dask scheduler address (tcp:// or tls://, as dask writes them); UsageError otherwise."""
-    from distributed.comm.addressing import parse_address, parse_host_port
+    """(host, port) of a dask scheduler address, `tcp://` or `tls://` (a bare HOST:PORT is tcp, as in dask).
 
+    Parsed here without importing distributed (slow to import), so a wrong address fails at once.
+    """
+    text = address if "://" in address else f"tcp://{address}"
     try:
-        scheme, location = parse_address(address, strict=False)
-        if scheme not in ("tcp", "tls"):
-            raise UsageError(f"--address {shown(address)}: {scheme}:// is not supported here (tcp:// or tls://)")
-        host, port = parse_host_port(location)
-    except (ValueError, TypeError) as err:
+        url = urlsplit(text)
+        host, port = url.hostname, url.port
+    except ValueError as err:
+        raise UsageError(f"--address {shown(address)}: not a dask scheduler address like tcp://HOST:8786 ({err})") \
+            from None
+    if url.scheme not in ("tcp", "tls"):
+        raise UsageError(f"--address {shown(address)}: {url.scheme}:// is not supported here (tcp:// or tls://)")
+    if not host or port is None or not 0 < port < 65536 or url.path not in ("", "/") or url.query:
         raise UsageError(f"--address {shown(address)}: not a dask scheduler address like tcp://HOST:8786 "
-                         f"({' '.join(str(err).split())})") from None
-    if not host or not 0 < port < 65536:
-        raise UsageError(f"--address {shown(address)}: needs a host and a port from 1 to 65535")
-    if scheme == "tls":
-        import dask
+                         "(a host and a port from 1 to 65535)")
+    if url.scheme == "tls":
+        import dask.config
 
         tls = dask.config.get("distributed.comm.tls", default={}) or {}
         if not (tls.get("ca-file") and (tls.get("client") or {}).get("cert")):
