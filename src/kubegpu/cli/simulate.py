@@ -218,7 +218,13 @@ def run_cmd(scenario_file, scenario_name, sets, plot_file, events_file, from_clu
 
         base, running = cluster_overrides(load_state(source))
     scenario = load_scenario(_scenario_arg(scenario_file, scenario_name), list(sets), base=base)
-    engine = simulate_engine(scenario, record_events=bool(events_file), running=running)
+    if sys.stderr.isatty():  # a long run (a week, thousands of nodes) shows how far it is
+        with Progress(console=console(stderr=True), transient=True) as progress:
+            bar = progress.add_task(f"simulating {scenario.name}", total=scenario.duration_s)
+            engine = simulate_engine(scenario, record_events=bool(events_file), running=running,
+                                     on_progress=lambda t: progress.update(bar, completed=t))
+    else:
+        engine = simulate_engine(scenario, record_events=bool(events_file), running=running)
     result = summarise(engine)
     outputs: list[tuple[str, bytes]] = []
     if plot_file:

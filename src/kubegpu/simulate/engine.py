@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -94,7 +95,8 @@ class Engine:
         if self.log is not None:
             self.log.append({"t": round(self.now, 3), "event": kind, **data})
 
-    def run(self) -> Engine:
+    def run(self, on_progress: Callable[[float], None] | None = None) -> Engine:
+        """Run to the end; `on_progress(simulated seconds)` about every 1 % of the run (a progress bar)."""
         for job in self.jobs:
             self.queue.push(job.submit, ev.ARRIVAL, job.id)
         if self.autoscaler is not None:
@@ -104,8 +106,13 @@ class Engine:
                     ev.NODE_READY: self._on_node_ready, ev.ARRIVAL: self._on_arrival,
                     ev.GANG_TIMEOUT: self._on_gang_timeout, ev.AUTOSCALER: self._on_autoscaler,
                     ev.SAMPLE: self._on_sample}
+        report_every = self.end / 100
+        next_report = report_every
         while self.queue and self.queue.peek_time() < self.end:
             t, kind, _, a, b = self.queue.pop()
+            if on_progress is not None and t >= next_report:
+                on_progress(t)
+                next_report = t + report_every
             self._advance(t)
             handlers[kind](a, b)
             if self._dirty:
