@@ -145,3 +145,13 @@ def test_the_policies_docs_list_work_in_a_scenario(tmp_path, policy):
     r = run_inprocess("simulate", "run", str(scenario), "--set", f"cluster.scheduler_policy={policy}", "-o", "json")
     assert r.code == 0, r.stderr
     assert json.loads(r.stdout)["pods"]["by_class"]["batch"]["pods"] > 0
+
+
+@pytest.mark.parametrize("key", ["workload.generators." + "9" * 5000 + ".name", "workload.generators.².name",
+                                 "workload.generators.0.name.x"])
+def test_set_paths_that_name_no_item_are_one_line(tmp_path, key):
+    scenario = tmp_path / "base.yaml"
+    scenario.write_text(BASE)
+    r = run_inprocess("simulate", "run", str(scenario), "--set", f"{key}=x")
+    assert r.code == 2 and len(r.err_lines) == 1 and len(r.err_lines[0]) < 400, r.stderr[:300]
+    assert "field workload.generators." in r.stderr

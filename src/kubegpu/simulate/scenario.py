@@ -174,12 +174,19 @@ def builtin_names() -> list[str]:
                   if p.name.endswith(".yaml"))
 
 
+def _index(part: str, items: list) -> int | None:
+    """The list index a path part names (ASCII digits, within the list), else None."""
+    if part.isascii() and part.isdigit() and len(part) <= 9 and int(part) < len(items):
+        return int(part)
+    return None
+
+
 def _lookup(data: Any, path: list[str]) -> Any:
     for part in path:
         if isinstance(data, dict) and part in data:
             data = data[part]
-        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
-            data = data[int(part)]
+        elif isinstance(data, list) and _index(part, data) is not None:
+            data = data[_index(part, data)]
         else:
             return None
     return data
@@ -192,19 +199,20 @@ def set_path(data: dict, key: str, value: Any, *, where: str) -> None:
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
         if isinstance(node, list):
-            if not part.isdigit() or int(part) >= len(node):
-                raise InputError(f"no list item {part!r}", where=where, field=key)
+            index = _index(part, node)
+            if index is None:
+                raise InputError(f"no list item {shown(part)}", where=where, field=clip(key))
             if last:
-                node[int(part)] = value
+                node[index] = value
             else:
-                node = node[int(part)]
+                node = node[index]
         elif isinstance(node, dict):
             if last:
                 node[part] = value
             else:
                 node = node.setdefault(part, {})
         else:
-            raise InputError(f"{'.'.join(parts[:i])} is not a mapping", where=where, field=key)
+            raise InputError(f"{clip('.'.join(parts[:i]))} is not a mapping", where=where, field=clip(key))
 
 
 def parse_set(item: str) -> tuple[str, Any]:
