@@ -74,6 +74,11 @@ def test_a_port_nothing_listens_on_is_one_line_at_once(files):
     one_line_exit_2(r, "cannot reach the dask scheduler within 10 s", "Connection refused")
 
 
+def test_a_host_that_does_not_resolve_is_one_line(files):
+    r = sweep(files, "--address", "tcp://no-such-host.invalid:8786", timeout=120)
+    one_line_exit_2(r, "cannot reach the dask scheduler within 10 s")
+
+
 @pytest.mark.parametrize("target", ["file", "fifo", "/dev/null", "under-a-file"])
 def test_out_that_cannot_be_a_folder_is_one_line(files, tmp_path, target):
     plain = tmp_path / "plain"

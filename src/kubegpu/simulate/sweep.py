@@ -11,6 +11,8 @@ import itertools
 import json
 import math
 import socket
+import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
@@ -123,11 +125,36 @@ def _connect(address: str):
 
     host, port = check_address(address)
     try:  # a plain TCP connect first: "connection refused" at once instead of dask's retries
-        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
+        _reachable(host, port, CONNECT_TIMEOUT_S)
         return Client(address, timeout=f"{CONNECT_TIMEOUT_S:g}s")
     except (OSError, TimeoutError) as err:
         raise SourceError(f"--address {shown(address)}: cannot reach the dask scheduler within "
                           f"{CONNECT_TIMEOUT_S:g} s: {' '.join(str(err).split()) or type(err).__name__}") from None
+
+
+def _reachable(host: str, port: int, timeout: float) -> None:
+    """Connect once within `timeout` seconds, name lookup included (getaddrinfo has no timeout of its
+    own, so it runs in a daemon thread that is abandoned when late); OSError or TimeoutError otherwise."""
+    found: list = []
+
+    def lookup() -> None:
+        try:
+            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError as err:
+            found.append(err)
+
+    started = time.monotonic()
+    thread = threading.Thread(target=lookup, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if not found:
+        raise TimeoutError(f"no answer for the name {host}")
+    if isinstance(found[0], OSError):
+        raise found[0]
+    family, kind, proto, _, where = found[0][0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.settimeout(max(0.1, timeout - (time.monotonic() - started)))
+        sock.connect(where)
 
 
 def _run_all(scenario: str, sets: list[str], todo: list[tuple[dict, int]], *, workers: int,
