@@ -112,7 +112,6 @@ def inflation(nodes_file, pods_file, policies, seeds, tune, mix_file, workers, p
           --pods openb_pod_list_default.csv --policy fgd,kubegpu --seeds 42-51 -o json
     """
     names = parse_policies(policies)
-    seed_list = seeds
     if not tune > 0:
         raise UsageError("--tune must be positive")
     nodes = load_nodes(nodes_file)
@@ -121,14 +120,14 @@ def inflation(nodes_file, pods_file, policies, seeds, tune, mix_file, workers, p
         raise UsageError(f"{pods_file}: no pods")
     mix = load_mix(mix_file) if mix_file else None
     trace = pods_file.rsplit("/", 1)[-1].removesuffix(".csv").removeprefix("openb_pod_list_")
-    total = len(names) * len(seed_list)
+    total = len(names) * len(seeds)
     if sys.stderr.isatty():
         with Progress(console=console(stderr=True), transient=True) as progress:
             bar = progress.add_task("inflation runs", total=total)
-            results = run_experiment(nodes, pods, names, seed_list, trace=trace, tune=tune, mix=mix, workers=workers,
+            results = run_experiment(nodes, pods, names, seeds, trace=trace, tune=tune, mix=mix, workers=workers,
                                      on_run=lambda policy, seed: progress.advance(bar))
     else:
-        results = run_experiment(nodes, pods, names, seed_list, trace=trace, tune=tune, mix=mix, workers=workers)
+        results = run_experiment(nodes, pods, names, seeds, trace=trace, tune=tune, mix=mix, workers=workers)
     if plot_file:
         buffer = io.BytesIO()
         alloc_figure(results).savefig(buffer, format="png", dpi=120)

@@ -50,10 +50,10 @@ def check_plain(data: Any, *, where: str, path: tuple[str, ...] = ()) -> None:
             stack.extend((item, (*at, str(i))) for i, item in enumerate(value))
         elif isinstance(value, (datetime.date, datetime.datetime)):
             raise InputError(f"{value.isoformat()} is a date; quote it to make it a string", where=where,
-                             field=".".join(at) or None)
+                             field=clip(".".join(at)) or None)
         elif not (value is None or isinstance(value, (str, int, float, bool))):
             raise InputError(f"a YAML {type(value).__name__} is not a scenario value", where=where,
-                             field=".".join(at) or None)
+                             field=clip(".".join(at)) or None)
 
 
 def seconds(value: Any, *, where: str, field: str, allow_empty: bool = False) -> float:
