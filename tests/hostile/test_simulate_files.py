@@ -155,3 +155,18 @@ def test_set_paths_that_name_no_item_are_one_line(tmp_path, key):
     r = run_inprocess("simulate", "run", str(scenario), "--set", f"{key}=x")
     assert r.code == 2 and len(r.err_lines) == 1 and len(r.err_lines[0]) < 400, r.stderr[:300]
     assert "field workload.generators." in r.stderr
+
+
+@pytest.mark.parametrize("name, data, says", [
+    ("jobs.csv", b"submit,duration,gpus\n0,1h,\xff\n", "not UTF-8"),
+    ("openb.csv", b"name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,scheduled_time,deletion_time\n"
+                  b"p,1000,1024,1,1000,0,0,nan\n", "field deletion_time"),
+    ("big.json", b'[{"submit": ' + b"9" * 5000 + b"}]", "not valid JSON"),
+    ("wide.csv", b"submit,duration\n0," + b"x" * 200_000 + b"\n", "not a CSV file"),
+])
+def test_a_hostile_trace_is_one_line_naming_the_file(tmp_path, name, data, says):
+    (tmp_path / name).write_bytes(data)
+    scenario = tmp_path / "base.yaml"
+    scenario.write_text(BASE.replace("workload:\n", f"workload:\n  trace: {name}\n"))
+    r = run_inprocess("simulate", "run", str(scenario), "-o", "json")
+    assert r.code == 2 and len(r.err_lines) == 1 and name in r.stderr and says in r.stderr, r.stderr[-300:]
