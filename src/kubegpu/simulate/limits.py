@@ -26,6 +26,7 @@ MAX_NODE_MEMORY = 2**50            # bytes of one node (or one pod): 1Pi
 MAX_REPLICAS = 1_000_000           # base + peak replicas of one inference service
 MAX_GANG_PODS = 100_000            # pods of one gang
 MAX_JOBS = 2_000_000               # job submissions expected in one run, all generators together
+MAX_PODS = 20_000_000              # their pods (jobs x gang size)
 MIN_INTERVAL_S = 1.0               # cluster-autoscaler's scan-interval, an inference service's step
 MAX_STEPS = 5_000_000              # duration / interval: loops of one periodic controller in a run
 MAX_PEAKS_PER_DAY = 1_440          # one peak a minute

@@ -192,7 +192,7 @@ def check_work(spec: ScenarioSpec, duration: float, source: str) -> None:
     slots = sum(max(g.max, g.initial) for g in spec.cluster.node_groups.values())
     limits.at_most(slots, limits.MAX_NODES, "node slots (the sum of every group's max)", where=source,
                    field="cluster.node_groups")
-    jobs = 0.0
+    jobs = pods = 0.0
     for i, gen in enumerate(spec.workload.generators):
         f = f"workload.generators.{i}"
         if _kind(gen) == "inference-peaks":
@@ -206,6 +206,7 @@ def check_work(spec: ScenarioSpec, duration: float, source: str) -> None:
         elif _kind(gen) == "training":
             limits.at_most(gen.pods, limits.MAX_GANG_PODS, "pods in a gang", where=source, field=f"{f}.pods")
             jobs += gen.count
+            pods += gen.count * gen.pods
         else:
             start = seconds(gen.start, where=source, field=f"{f}.start")
             stop = duration if gen.stop == "" else min(duration, seconds(gen.stop, where=source, field=f"{f}.stop"))
@@ -213,6 +214,10 @@ def check_work(spec: ScenarioSpec, duration: float, source: str) -> None:
             limits.at_most(round(expected), limits.MAX_JOBS, "jobs expected in the run", where=source,
                            field=f"{f}.rate_per_hour")
             jobs += expected
+            gang = gen.gang_pods or {"1": 1.0}
+            pods += expected * sum(int(k) * w for k, w in gang.items()) / sum(gang.values())
         limits.at_most(round(jobs), limits.MAX_JOBS, "jobs in the run (all generators)", where=source, field=f)
+        limits.at_most(round(pods), limits.MAX_PODS, "pods of jobs in the run (all generators)", where=source,
+                       field=f)
 
 
