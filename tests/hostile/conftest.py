@@ -48,7 +48,12 @@ def popen(*args: str, **kwargs) -> subprocess.Popen:
 
 def run(*args: str, timeout: float = 120, stdout=subprocess.PIPE, stdin=None) -> Result:
     proc = popen(*args, stdout=stdout, stderr=subprocess.PIPE, stdin=stdin, text=True)
-    out, err = proc.communicate(timeout=timeout)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:  # a hang is a failure, and leaves no process running behind
+        proc.kill()
+        proc.communicate()
+        raise
     return Result(proc.returncode, out or "", err)
 
 

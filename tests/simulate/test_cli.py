@@ -6,7 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 from kubegpu.cli.frag import frag
-from kubegpu.cli.simulate import parse_seeds, simulate
+from kubegpu.cli.options import check_seeds
+from kubegpu.cli.simulate import simulate
 
 
 @pytest.fixture
@@ -55,8 +56,9 @@ def test_inflation_rejects_unknown_policy_and_bad_csv(trace, tmp_path):
     assert out.exit_code != 0 and "num_gpu" in str(out.exception or out.output)
 
 
-def test_parse_seeds():
-    assert parse_seeds("42-44,50") == [42, 43, 44, 50]
+def test_one_seed_parser_gives_the_seeds_in_order():
+    assert check_seeds(None, None, "42-44,50") == [42, 43, 44, 50]
+    assert check_seeds(None, None, "7") == [7]
 
 
 def gpu_node(name: str, gpus: int) -> dict:

@@ -13,6 +13,7 @@ from typing import Callable
 import click
 
 from kubegpu.errors import UsageError
+from kubegpu.simulate.limits import MAX_SEEDS, SEED_MAX
 
 DEMO_VARIANTS = ("pitfalls", "clean")
 
@@ -191,17 +192,15 @@ def load_state(source: SourceOptions):
     return state
 
 
-MAX_SEEDS = 10_000
-SEED_MAX = 2**32 - 1  # numpy's seed range
+def check_seeds(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
+    """Callback for a --seeds option ('42-51', '1,2,7') -> the seeds, in order; the one seed-range parser.
 
-
-def check_seeds(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """Callback for a --seeds option ('42-51', '1,2,7'): ranges within 0..2^32-1, at most MAX_SEEDS in all.
-
-    Checked before anything expands the ranges, so `--seeds 1-1e12` costs nothing.
+    Ranges within 0..2^32-1 and at most MAX_SEEDS seeds in all, checked before anything expands a
+    range, so `--seeds 1-1e12` costs nothing.
     """
     if value is None:
         return None
+    ranges: list[range] = []
     total = 0
     for part in (p.strip() for p in value.split(",")):
         if not part:
@@ -209,10 +208,13 @@ def check_seeds(ctx: click.Context, param: click.Parameter, value: str | None) -
         lo, sep, hi = part.partition("-")
         if not (lo.isascii() and lo.isdigit() and (not sep or (hi.isascii() and hi.isdigit()))):
             raise click.BadParameter(f"{value!r}: expected numbers or ranges like 42-51", ctx=ctx, param=param)
-        first, last = int(lo), int(hi) if sep else int(lo)
+        first, last = (int(lo), int(hi) if sep else int(lo)) if max(len(lo), len(hi)) <= 10 else (1, 0)
         if last > SEED_MAX or first > last:
             raise click.BadParameter(f"{part!r}: seeds go from 0 to {SEED_MAX}, low to high", ctx=ctx, param=param)
         total += last - first + 1
         if total > MAX_SEEDS:
             raise click.BadParameter(f"{value!r} is more than {MAX_SEEDS} seeds", ctx=ctx, param=param)
-    return value
+        ranges.append(range(first, last + 1))
+    if not ranges:
+        raise click.BadParameter("no seed given", ctx=ctx, param=param)
+    return [seed for r in ranges for seed in r]

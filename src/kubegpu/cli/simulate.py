@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import io
+import os
+import stat
 import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
 
 import click
 from rich.progress import Progress
@@ -11,26 +16,14 @@ from rich.table import Table
 
 from kubegpu.cli.options import check_seeds, output_option, source_options
 from kubegpu.cli.render import console, emit, write_atomic
-from kubegpu.errors import UsageError
+from kubegpu.cli.writer import write_all
+from kubegpu.errors import OutputError, UsageError
+from kubegpu.jsontext import json_bytes
 from kubegpu.fragmentation.shapes import load_mix
 from kubegpu.scheduling.placement.registry import POLICY_NAMES
 from kubegpu.simulate.inflation import ARRIVAL_POINTS, DEFAULT_TUNE, InflationResult, run_experiment
+from kubegpu.simulate.sweep_journal import JOURNAL, journal_line, read_journal
 from kubegpu.simulate.trace import load_nodes, load_pods
-
-
-def parse_seeds(text: str) -> list[int]:
-    """'42-51', '1,2,7' or '40-42,50' -> list of ints."""
-    seeds: list[int] = []
-    try:
-        for part in (p.strip() for p in text.split(",")):
-            if part:
-                lo, sep, hi = part.partition("-")
-                seeds.extend(range(int(lo), int(hi) + 1) if sep else [int(lo)])
-    except ValueError:
-        raise UsageError(f"--seeds {text!r}: expected numbers or ranges like 42-51") from None
-    if not seeds:
-        raise UsageError("--seeds: no seed given")
-    return seeds
 
 
 def parse_policies(values: tuple[str, ...]) -> list[str]:
@@ -119,7 +112,6 @@ def inflation(nodes_file, pods_file, policies, seeds, tune, mix_file, workers, p
           --pods openb_pod_list_default.csv --policy fgd,kubegpu --seeds 42-51 -o json
     """
     names = parse_policies(policies)
-    seed_list = parse_seeds(seeds)
     if not tune > 0:
         raise UsageError("--tune must be positive")
     nodes = load_nodes(nodes_file)
@@ -128,14 +120,14 @@ def inflation(nodes_file, pods_file, policies, seeds, tune, mix_file, workers, p
         raise UsageError(f"{pods_file}: no pods")
     mix = load_mix(mix_file) if mix_file else None
     trace = pods_file.rsplit("/", 1)[-1].removesuffix(".csv").removeprefix("openb_pod_list_")
-    total = len(names) * len(seed_list)
+    total = len(names) * len(seeds)
     if sys.stderr.isatty():
         with Progress(console=console(stderr=True), transient=True) as progress:
             bar = progress.add_task("inflation runs", total=total)
-            results = run_experiment(nodes, pods, names, seed_list, trace=trace, tune=tune, mix=mix, workers=workers,
+            results = run_experiment(nodes, pods, names, seeds, trace=trace, tune=tune, mix=mix, workers=workers,
                                      on_run=lambda policy, seed: progress.advance(bar))
     else:
-        results = run_experiment(nodes, pods, names, seed_list, trace=trace, tune=tune, mix=mix, workers=workers)
+        results = run_experiment(nodes, pods, names, seeds, trace=trace, tune=tune, mix=mix, workers=workers)
     if plot_file:
         buffer = io.BytesIO()
         alloc_figure(results).savefig(buffer, format="png", dpi=120)
@@ -225,7 +217,13 @@ def run_cmd(scenario_file, scenario_name, sets, plot_file, events_file, from_clu
 
         base, running = cluster_overrides(load_state(source))
     scenario = load_scenario(_scenario_arg(scenario_file, scenario_name), list(sets), base=base)
-    engine = simulate_engine(scenario, record_events=bool(events_file), running=running)
+    if sys.stderr.isatty():  # a long run (a week, thousands of nodes) shows how far it is
+        with Progress(console=console(stderr=True), transient=True) as progress:
+            bar = progress.add_task(f"simulating {scenario.name}", total=scenario.duration_s)
+            engine = simulate_engine(scenario, record_events=bool(events_file), running=running,
+                                     on_progress=lambda t: progress.update(bar, completed=t))
+    else:
+        engine = simulate_engine(scenario, record_events=bool(events_file), running=running)
     result = summarise(engine)
     outputs: list[tuple[str, bytes]] = []
     if plot_file:
@@ -249,7 +247,9 @@ def run_cmd(scenario_file, scenario_name, sets, plot_file, events_file, from_clu
               help="Write results.csv, results.json, comparison.png and the resume journal runs.ndjson here; "
                    "running again with the same DIR resumes.")
 @click.option("--workers", type=click.IntRange(1, 256), default=2, show_default=True, help="Local processes.")
-@click.option("--address", metavar="tcp://HOST:PORT", help="Run on this dask distributed scheduler instead.")
+@click.option("--address", metavar="tcp://HOST:PORT",
+              help="Run on this dask distributed scheduler instead (tcp:// or tls:// with dask's TLS "
+                   "configuration); checked before anything runs, reached within 10 s or refused.")
 @output_option()
 def sweep_cmd(scenario_file, scenario_name, grid_file, sets, out_dir, workers, address, output):
     """Run a scenario for every combination in GRID x seeds and compare them.
@@ -261,31 +261,72 @@ def sweep_cmd(scenario_file, scenario_name, grid_file, sets, out_dir, workers, a
       seed: [1, 2, 3]
     JSON: a list of {"params", "seed", "result"} (result = the `simulate run -o json` object).
     """
-    from pathlib import Path
-
     from kubegpu.simulate import sweep as sw
 
     name = _scenario_arg(scenario_file, scenario_name)
+    if address:
+        sw.check_address(address)
     combos, seeds = sw.load_grid(grid_file)
     points = sw.plan(name, list(sets), combos, seeds)
-    folder = Path(out_dir) if out_dir else None
+    folder = out_folder(out_dir) if out_dir else None
+    journal = read_journal(folder / JOURNAL) if folder else None
+    with journal_appender(folder / JOURNAL if folder else None, journal.complete_bytes if journal else 0) as record:
+        run = lambda done: sw.execute(name, list(sets), points, done_rows=journal.rows if journal else [],  # noqa: E731
+                                      record=record, workers=workers, address=address, on_done=done)
+        if sys.stderr.isatty():
+            with Progress(console=console(stderr=True), transient=True) as progress:
+                bar = progress.add_task(f"sweep {name}", total=len(points))
+                rows = run(lambda: progress.advance(bar))
+        else:
+            rows = run(lambda: None)
     if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-    run = lambda done: sw.execute(name, list(sets), points, folder=folder, workers=workers,  # noqa: E731
-                                  address=address, on_done=done)
-    if sys.stderr.isatty():
-        with Progress(console=console(stderr=True), transient=True) as progress:
-            bar = progress.add_task(f"sweep {name}", total=len(points))
-            rows = run(lambda: progress.advance(bar))
-    else:
-        rows = run(lambda: None)
-    if folder is not None:
-        import json as _json
-
         write_atomic(folder / "results.csv", sw.results_csv(rows).encode())
-        write_atomic(folder / "results.json", (_json.dumps(rows, indent=2) + "\n").encode())
+        write_atomic(folder / "results.json", json_bytes(rows))
         write_atomic(folder / "comparison.png", sw.comparison_png(rows, name))
     emit(rows, output, lambda con: con.print(sweep_table(rows)))
+
+
+def out_folder(out_dir: str) -> Path:
+    """The `--out` folder, created if missing; OutputError (one line) if it cannot be one."""
+    folder = Path(out_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise OutputError("is not a folder (--out names a folder for results.csv, results.json, comparison.png "
+                          "and runs.ndjson)", where=out_dir) from None
+    except NotADirectoryError:
+        raise OutputError("cannot create the folder: a parent is a file", where=out_dir) from None
+    except OSError as err:
+        raise OutputError(f"cannot create the folder: {err.strerror or err}", where=out_dir) from None
+    return folder
+
+
+@contextmanager
+def journal_appender(path: Path | None, keep_bytes: int) -> Iterator[Callable[[dict], None]]:
+    """`record(row)`: one checked write of the row's journal line (a short write or a full disk is exit 2).
+
+    The journal is opened before any run, so an unwritable folder fails first; a last line cut
+    short by an interruption is cut off (`keep_bytes`) so the next run starts on a line of its own.
+    """
+    if path is None:
+        yield lambda row: None
+        return
+    try:  # O_NONBLOCK: a FIFO planted since the journal was read fails here instead of blocking
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except OSError as err:
+        raise OutputError(f"cannot write: {err.strerror or err}", where=str(path)) from None
+    try:
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) and st.st_size != keep_bytes:
+                os.ftruncate(fd, keep_bytes)
+        except OSError as err:
+            raise OutputError(f"cannot write: {err.strerror or err}", where=str(path)) from None
+        if not stat.S_ISREG(st.st_mode):
+            raise OutputError("is not a regular file (a sweep journal is one run per line)", where=str(path))
+        yield lambda row: write_all(fd, journal_line(row), str(path))
+    finally:
+        os.close(fd)
 
 
 def sweep_table(rows: list[dict]):

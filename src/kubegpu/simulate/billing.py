@@ -12,7 +12,8 @@ import math
 from dataclasses import dataclass
 
 from kubegpu.simulate.nodes import NodeRecord
-from kubegpu.simulate.scenario import BillingSpec, seconds
+from kubegpu.simulate.scenario import BillingSpec
+from kubegpu.simulate.scenario_checks import seconds
 
 
 @dataclass(frozen=True)

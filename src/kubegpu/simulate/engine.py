@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Callable
 
 import numpy as np
 
-from kubegpu.scheduling.placement.registry import make_policy
+from kubegpu.fragmentation.shapes import ShapeMix, TaskShape, mix_from_tasks
+from kubegpu.scheduling.placement.registry import NEEDS_MIX, make_policy
 from kubegpu.scheduling.placement.task import Placement
 from kubegpu.simulate import events as ev
 from kubegpu.simulate.nodes import ABSENT, DELETING, PROVISIONING, READY, ClusterNodes, NodeRecord, build_cluster
@@ -27,6 +29,13 @@ from kubegpu.simulate.scenario import Scenario
 from kubegpu.simulate.workload import BATCH, Job
 
 __all__ = ["DONE", "GONE", "PENDING", "RUNNING", "TIMED_OUT", "Engine", "JobRun", "Stats"]
+
+
+def workload_mix(jobs: list[Job]) -> ShapeMix:
+    """The workload fgd/kubegpu expect: the scenario's own pod shapes, one per pod (as `simulate
+    inflation` takes the pod list's); a run without jobs never asks the policy."""
+    tasks = [j.task for j in jobs for _ in range(j.pods)]
+    return mix_from_tasks(tasks) if tasks else ShapeMix([TaskShape(cpu_milli=0)])
 
 
 class Engine:
@@ -42,7 +51,8 @@ class Engine:
         self.runs = [JobRun() for _ in jobs]
         self.cluster: ClusterNodes = build_cluster(spec.cluster.node_groups, where=scenario.source)
         self.state = self.cluster.state
-        self.policy = make_policy(spec.cluster.scheduler_policy, seed=spec.seed)
+        self.policy = make_policy(spec.cluster.scheduler_policy, seed=spec.seed,
+                                  mix=workload_mix(jobs) if spec.cluster.scheduler_policy in NEEDS_MIX else None)
         self.rng = np.random.default_rng([spec.seed, 1])
         self.queue = ev.EventQueue()
         self.now = 0.0
@@ -92,7 +102,8 @@ class Engine:
         if self.log is not None:
             self.log.append({"t": round(self.now, 3), "event": kind, **data})
 
-    def run(self) -> Engine:
+    def run(self, on_progress: Callable[[float], None] | None = None) -> Engine:
+        """Run to the end; `on_progress(simulated seconds)` about every 1 % of the run (a progress bar)."""
         for job in self.jobs:
             self.queue.push(job.submit, ev.ARRIVAL, job.id)
         if self.autoscaler is not None:
@@ -104,8 +115,13 @@ class Engine:
                     ev.NODE_READY: self._on_node_ready, ev.ARRIVAL: self._on_arrival,
                     ev.GANG_TIMEOUT: self._on_gang_timeout, ev.AUTOSCALER: self._on_autoscaler,
                     ev.SAMPLE: self._on_sample}
+        report_every = self.end / 100
+        next_report = report_every
         while self.queue and self.queue.peek_time() < self.end:
             t, kind, _, a, b = self.queue.pop()
+            if on_progress is not None and t >= next_report:
+                on_progress(t)
+                next_report = t + report_every
             self._advance(t)
             handlers[kind](a, b)
             if self._dirty:

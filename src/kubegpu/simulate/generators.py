@@ -11,7 +11,8 @@ import math
 import numpy as np
 
 from kubegpu.scheduling.placement.task import Task
-from kubegpu.simulate.scenario import InferencePeaks, PodShape, PoissonJobs, Training, quantity, seconds
+from kubegpu.simulate.scenario import InferencePeaks, PodShape, PoissonJobs, Training
+from kubegpu.simulate.scenario_checks import quantity, seconds
 from kubegpu.simulate.workload import BATCH, SERVICE, Job, PriorityClass, Selector
 
 MIB = 1024 * 1024

@@ -13,7 +13,8 @@ import numpy as np
 
 from kubegpu.scheduling.placement.state import PlacementState
 from kubegpu.scheduling.placement.task import MILLI
-from kubegpu.simulate.scenario import NodeGroupSpec, quantity, seconds
+from kubegpu.simulate.scenario import NodeGroupSpec
+from kubegpu.simulate.scenario_checks import quantity, seconds
 from kubegpu.simulate.workload import Selector
 
 ABSENT, PROVISIONING, READY, DELETING = 0, 1, 2, 3

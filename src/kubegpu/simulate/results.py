@@ -8,6 +8,7 @@ rounded so the same scenario and seed give byte-identical JSON wherever they run
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -42,9 +43,11 @@ def scale_cycles(ups: list[tuple], downs: list[tuple]) -> int:
     return cycles
 
 
-def simulate(scenario: Scenario, *, record_events: bool = False, running: list | None = None) -> Engine:
-    """Run the scenario; `running` are jobs already running in a source cluster (submitted at 0)."""
-    return Engine(scenario, [*(running or []), *build_jobs(scenario)], record_events=record_events).run()
+def simulate(scenario: Scenario, *, record_events: bool = False, running: list | None = None,
+             on_progress: Callable[[float], None] | None = None) -> Engine:
+    """Run the scenario; `running` are jobs already running in a source cluster (submitted at 0);
+    `on_progress(simulated seconds)` about every 1 % of the run."""
+    return Engine(scenario, [*(running or []), *build_jobs(scenario)], record_events=record_events).run(on_progress)
 
 
 def summarise(engine: Engine) -> dict[str, Any]:

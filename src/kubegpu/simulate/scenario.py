@@ -13,15 +13,14 @@ from pathlib import Path
 from typing import Any, Literal, Union
 
 import msgspec
-import yaml
 
 from kubegpu.errors import InputError
-from kubegpu.model.quantity import parse_quantity
-from kubegpu.model.timeutil import parse_duration
+from kubegpu.simulate import limits
 from kubegpu.simulate.autoscaler.config import AutoscalerConfig, autoscaler_config
+from kubegpu.simulate.scenario_checks import check_plain, check_values, check_work, clip, seconds, shown
+from kubegpu.sources.safe_yaml import load_yaml_documents, load_yaml_file
 
 Duration = Union[str, int, float]
-MAX_DURATION_S = 366 * 86400.0  # a run longer than a year is a typo, not a simulation
 
 
 class _Strict(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -176,12 +175,19 @@ def builtin_names() -> list[str]:
                   if p.name.endswith(".yaml"))
 
 
+def _index(part: str, items: list) -> int | None:
+    """The list index a path part names (ASCII digits, within the list), else None."""
+    if part.isascii() and part.isdigit() and len(part) <= 9 and int(part) < len(items):
+        return int(part)
+    return None
+
+
 def _lookup(data: Any, path: list[str]) -> Any:
     for part in path:
         if isinstance(data, dict) and part in data:
             data = data[part]
-        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
-            data = data[int(part)]
+        elif isinstance(data, list) and _index(part, data) is not None:
+            data = data[_index(part, data)]
         else:
             return None
     return data
@@ -194,78 +200,56 @@ def set_path(data: dict, key: str, value: Any, *, where: str) -> None:
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
         if isinstance(node, list):
-            if not part.isdigit() or int(part) >= len(node):
-                raise InputError(f"no list item {part!r}", where=where, field=key)
+            index = _index(part, node)
+            if index is None:
+                raise InputError(f"no list item {shown(part)}", where=where, field=clip(key))
             if last:
-                node[int(part)] = value
+                node[index] = value
             else:
-                node = node[int(part)]
+                node = node[index]
         elif isinstance(node, dict):
             if last:
                 node[part] = value
             else:
                 node = node.setdefault(part, {})
         else:
-            raise InputError(f"{'.'.join(parts[:i])} is not a mapping", where=where, field=key)
+            raise InputError(f"{clip('.'.join(parts[:i]))} is not a mapping", where=where, field=clip(key))
 
 
 def parse_set(item: str) -> tuple[str, Any]:
+    """`KEY=VALUE`, the value read as YAML by the one guarded loader (an alias bomb is refused)."""
     key, eq, text = item.partition("=")
-    if not eq or not key:
-        raise InputError(f"--set {item!r}: expected key=value", where="--set")
-    try:
-        value = yaml.safe_load(text) if text else ""
-    except yaml.YAMLError:
-        value = text
-    return key.strip(), value
-
-
-def seconds(value: Duration, *, where: str, field: str, allow_empty: bool = False) -> float:
-    """A duration field in seconds; negative or unreadable values are input errors."""
-    if allow_empty and value == "":
-        return -1.0
-    if isinstance(value, bool):
-        out = None
-    elif isinstance(value, (int, float)):
-        out = float(value)
-    else:
-        out = parse_duration(str(value), bare_seconds=True)
-    if out is None or out < 0 or out != out:
-        raise InputError(f"{value!r} is not a non-negative duration", where=where, field=field)
-    return out
-
-
-def quantity(value: Any, *, where: str, field: str) -> float:
-    try:
-        q = parse_quantity(value)
-    except Exception:
-        raise InputError(f"{value!r} is not a Kubernetes quantity", where=where, field=field) from None
-    if q < 0:
-        raise InputError(f"{value!r} is negative", where=where, field=field)
-    return float(q)
+    if not eq or not key.strip():
+        raise InputError(f"{shown(item)}: expected key=value", where="--set")
+    key = key.strip()
+    if not text:
+        return key, ""
+    docs = load_yaml_documents(text, where=f"--set {clip(key)}")
+    if len(docs) > 1:
+        raise InputError("one YAML value, not several documents", where=f"--set {clip(key)}")
+    return key, docs[0] if docs else None
 
 
 def read_raw(name_or_path: str) -> tuple[dict, str, str, str | None]:
     """(raw mapping, source label, base dir, variant) of a file path or a built-in NAME[/VARIANT]."""
     path = Path(name_or_path)
     variant = None
-    if path.is_file():
-        text, source, base = path.read_text(), str(path), str(path.parent)
+    if path.exists() or path.is_symlink():  # a FIFO or a folder too: read_bounded says what is wrong
+        source, base = str(path), str(path.parent)
+        docs = load_yaml_file(source, max_bytes=limits.MAX_SCENARIO_BYTES)
     else:
         name, _, variant = name_or_path.partition("/")
         if name not in builtin_names():
             raise InputError(f"no such scenario file or built-in scenario (built-in: {', '.join(builtin_names())})",
-                             where=name_or_path)
+                             where=shown(name_or_path, 200))
         text = resources.files("kubegpu.simulate.scenarios").joinpath(f"{name}.yaml").read_text()
         source, base = f"scenario:{name}", "."
+        docs = load_yaml_documents(text, where=source)
         variant = variant or None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise InputError(f"not valid YAML: {str(err).splitlines()[0]}", where=source) from None
-    if not isinstance(raw, dict):
-        raise InputError("a scenario is a YAML mapping", where=source)
-    return raw, source, base, variant
+    docs = [d for d in docs if d is not None]
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        raise InputError("a scenario is one YAML mapping", where=source)
+    return docs[0], source, base, variant
 
 
 def load_scenario(name_or_path: str, overrides: list[str] = (), *, extra: dict[str, Any] | None = None,
@@ -290,6 +274,7 @@ def load_scenario(name_or_path: str, overrides: list[str] = (), *, extra: dict[s
 
 
 def validate(raw: dict, *, source: str, base_dir: str = ".") -> Scenario:
+    check_plain(raw, where=source)
     # mappings of structs first, one entry at a time, so an error can name the entry's key
     for path, kind in ((("cluster", "node_groups"), NodeGroupSpec), (("workload", "priority_classes"), PriorityClassSpec)):
         entries = _lookup(raw, list(path))
@@ -306,13 +291,13 @@ def validate(raw: dict, *, source: str, base_dir: str = ".") -> Scenario:
     if not spec.name:
         spec = msgspec.structs.replace(spec, name=Path(source.removeprefix("scenario:")).stem)
     duration = seconds(spec.duration, where=source, field="duration")
-    if duration <= 0 or duration > MAX_DURATION_S:
-        raise InputError(f"{spec.duration!r}: a run must last more than 0 s and at most 366 days", where=source,
+    if duration <= 0 or duration > limits.MAX_DURATION_S:
+        raise InputError(f"{shown(spec.duration)}: a run must last more than 0 s and at most 366 days", where=source,
                          field="duration")
     flags = dict(spec.autoscaler)
-    provider = str(flags.pop("provider", "cluster-autoscaler"))
+    provider = flags.pop("provider", "cluster-autoscaler")
     if provider not in ("cluster-autoscaler", "karpenter", "none"):
-        raise InputError(f"unknown autoscaler provider {provider!r} (cluster-autoscaler, karpenter or none)",
+        raise InputError(f"unknown autoscaler provider {shown(provider)} (cluster-autoscaler, karpenter or none)",
                          where=source, field="autoscaler.provider")
     if provider == "karpenter":
         from kubegpu.simulate.karpenter_config import KarpenterSettings
@@ -321,57 +306,12 @@ def validate(raw: dict, *, source: str, base_dir: str = ".") -> Scenario:
         config = autoscaler_config({}, where=source)
     else:
         config = autoscaler_config(flags, where=source)
-    _check_values(spec, source)
+        if provider == "cluster-autoscaler":
+            limits.check_steps(duration, config.scan_interval, where=source, field="autoscaler.scan-interval")
+    check_values(spec, source)
+    check_work(spec, duration, source)
     return Scenario(spec=spec, source=source, duration_s=duration, provider=provider, autoscaler=config,
                     base_dir=base_dir)
-
-
-def _check_values(spec: ScenarioSpec, source: str) -> None:
-    if not spec.cluster.node_groups:
-        raise InputError("a scenario needs at least one node group", where=source, field="cluster.node_groups")
-    for name, g in spec.cluster.node_groups.items():
-        f = f"cluster.node_groups.{name}"
-        for key in ("min", "max", "initial", "gpus", "reserved", "max_pods"):
-            if getattr(g, key) < 0:
-                raise InputError(f"{getattr(g, key)!r} is negative", where=source, field=f"{f}.{key}")
-        if not g.min <= g.initial <= g.max:
-            raise InputError(f"need min <= initial <= max, got {g.min} <= {g.initial} <= {g.max}", where=source,
-                             field=f"{f}.initial")
-        if g.price_per_hour < 0 or not 0 <= g.provision_failure_rate < 1:
-            raise InputError("price must be >= 0 and provision_failure_rate in [0, 1)", where=source, field=f)
-        for key in ("provision_time", "provision_jitter", "gpu_ready_lag"):
-            seconds(getattr(g, key), where=source, field=f"{f}.{key}")
-        quantity(g.cpu, where=source, field=f"{f}.cpu")
-        quantity(g.memory, where=source, field=f"{f}.memory")
-    classes = spec.workload.priority_classes
-    for i, gen in enumerate(spec.workload.generators):
-        f = f"workload.generators.{i}"
-        if gen.pod.priority_class and gen.pod.priority_class not in classes:
-            raise InputError(f"unknown priority class {gen.pod.priority_class!r}", where=source,
-                             field=f"{f}.pod.priority_class")
-        for key in ("gpus", "cpu", "memory"):
-            value = getattr(gen.pod, key)
-            if (quantity(value, where=source, field=f"{f}.pod.{key}") if key != "gpus" else value) < 0:
-                raise InputError(f"{value!r} is negative", where=source, field=f"{f}.pod.{key}")
-        if not 0 < gen.pod.gpu_milli <= 1000:
-            raise InputError(f"{gen.pod.gpu_milli!r} is not in 1..1000", where=source, field=f"{f}.pod.gpu_milli")
-        for key in gen.__struct_fields__:
-            value = getattr(gen, key)
-            if key in ("submit", "every", "duration", "checkpoint_interval", "restart_overhead", "scheduling_timeout",
-                       "first_peak", "period", "peak_duration", "step", "median_duration", "start", "stop",
-                       "peak_start_jitter"):
-                seconds(value, where=source, field=f"{f}.{key}", allow_empty=key == "stop")
-            elif isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
-                raise InputError(f"{value!r} is negative", where=source, field=f"{f}.{key}")
-        if isinstance(gen, InferencePeaks) and seconds(gen.step, where=source, field=f"{f}.step") <= 0:
-            raise InputError(f"{gen.step!r} must be positive", where=source, field=f"{f}.step")
-    b = spec.billing
-    for key in ("granularity", "minimum"):
-        seconds(getattr(b, key), where=source, field=f"billing.{key}")
-    if seconds(b.granularity, where=source, field="billing.granularity") <= 0:
-        raise InputError(f"{b.granularity!r} must be positive", where=source, field="billing.granularity")
-    if not 0 <= b.reserved_discount < 1:
-        raise InputError(f"{b.reserved_discount!r} is not in [0, 1)", where=source, field="billing.reserved_discount")
 
 
 def _validation_error(err: msgspec.ValidationError, raw: dict, source: str, prefix: list[str] = ()) -> InputError:
@@ -381,6 +321,7 @@ def _validation_error(err: msgspec.ValidationError, raw: dict, source: str, pref
     parts = [*prefix, *(p for p in path.replace("[", ".").replace("]", "").split(".") if p)]
     if message.startswith("Object contains unknown field"):
         key = message.split("`")[1]
-        return InputError(f"unknown key {key!r}", where=source, field=".".join(parts + [key]))
+        return InputError(f"unknown key {shown(key)}", where=source, field=clip(".".join(parts + [key])))
     value = _lookup(raw, parts)
-    return InputError(f"{value!r}: {message[0].lower()}{message[1:]}", where=source, field=".".join(parts) or None)
+    return InputError(f"{shown(value)}: {message[0].lower()}{message[1:]}", where=source,
+                      field=clip(".".join(parts)) or None)

@@ -9,41 +9,50 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
+import socket
+import threading
+import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-import yaml
-
-from kubegpu.errors import InputError
+from kubegpu.errors import InputError, SourceError, UsageError
+from kubegpu.simulate import limits
 from kubegpu.simulate.results import run_scenario
 from kubegpu.simulate.scenario import load_scenario
+from kubegpu.simulate.scenario_checks import check_plain, clip, shown
+from kubegpu.sources.safe_yaml import load_yaml_file
 
-JOURNAL = "runs.ndjson"
+CONNECT_TIMEOUT_S = 10.0  # reaching a dask scheduler: a port nothing listens on fails at once, a silent host here
 
 
 def load_grid(path: str) -> tuple[list[dict[str, Any]], list[int] | None]:
-    """(parameter combinations in file order, seeds or None) of a grid file."""
-    p = Path(path)
-    try:
-        raw = yaml.safe_load(p.read_text())
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", where=str(p)) from None
-    except yaml.YAMLError as err:
-        raise InputError(f"not valid YAML: {str(err).splitlines()[0]}", where=str(p)) from None
+    """(parameter combinations in file order, seeds or None) of a grid file; at most MAX_SWEEP_RUNS runs."""
+    docs = [d for d in load_yaml_file(path, max_bytes=limits.MAX_SCENARIO_BYTES) if d is not None]
+    raw = docs[0] if len(docs) == 1 else None
     if not isinstance(raw, dict) or not raw:
-        raise InputError("a grid maps --set keys to lists of values", where=str(p))
+        raise InputError("a grid maps --set keys to lists of values", where=path)
     seeds = None
     axes: dict[str, list] = {}
     for key, values in raw.items():
+        field = clip(str(key))
+        if not isinstance(key, str) or not key:
+            raise InputError(f"key {shown(key)} is not a --set key", where=path)
         if not isinstance(values, list) or not values:
-            raise InputError(f"{values!r} is not a non-empty list", where=str(p), field=str(key))
+            raise InputError(f"{shown(values)} is not a non-empty list", where=path, field=field)
+        check_plain(values, where=path, path=(field,))
         if key == "seed":
-            if not all(isinstance(s, int) and not isinstance(s, bool) for s in values):
-                raise InputError(f"{values!r}: seeds are whole numbers", where=str(p), field="seed")
+            if not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= limits.SEED_MAX for s in values):
+                raise InputError(f"{shown(values)}: seeds are whole numbers from 0 to {limits.SEED_MAX}", where=path,
+                                 field="seed")
             seeds = list(values)
         else:
-            axes[str(key)] = values
+            axes[key] = values
+    runs = math.prod(len(v) for v in axes.values()) * len(seeds or [1])
+    if runs > limits.MAX_SWEEP_RUNS:
+        raise limits.refuse(runs, limits.MAX_SWEEP_RUNS, "runs (combinations x seeds)", where=path,
+                            field=clip(", ".join(map(str, raw))))
     combos = [dict(zip(axes, values)) for values in itertools.product(*axes.values())] if axes else [{}]
     return combos, seeds
 
@@ -68,38 +77,84 @@ def plan(scenario: str, sets: list[str], combos: list[dict], seeds: list[int] | 
     return points
 
 
-def read_journal(folder: Path) -> dict[str, dict]:
-    done: dict[str, dict] = {}
-    path = folder / JOURNAL
-    if path.is_file():
-        for line in path.read_text().splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by an interruption: that run is simply redone
-            done[point_key(row["params"], row["seed"])] = row
-    return done
-
-
-def execute(scenario: str, sets: list[str], points: list[tuple[dict, int]], *, folder: Path | None,
-            workers: int, address: str | None, on_done: Callable[[], None] = lambda: None) -> list[dict]:
-    """Run the points not in the journal yet; results in plan order."""
-    done = read_journal(folder) if folder else {}
+def execute(scenario: str, sets: list[str], points: list[tuple[dict, int]], *, done_rows: list[dict],
+            record: Callable[[dict], None], workers: int, address: str | None,
+            on_done: Callable[[], None] = lambda: None) -> list[dict]:
+    """Run the points not done yet (`done_rows`, from the journal), `record` each as it ends; rows in plan order."""
+    done = {point_key(r["params"], r["seed"]): r for r in done_rows}
     todo = [(p, s) for p, s in points if point_key(p, s) not in done]
     for _ in range(len(points) - len(todo)):
         on_done()
-    journal = open(folder / JOURNAL, "a") if folder else None
-    try:
-        for row in _run_all(scenario, sets, todo, workers=workers, address=address):
-            done[point_key(row["params"], row["seed"])] = row
-            if journal:
-                journal.write(json.dumps(row) + "\n")
-                journal.flush()
-            on_done()
-    finally:
-        if journal:
-            journal.close()
+    for row in _run_all(scenario, sets, todo, workers=workers, address=address):
+        done[point_key(row["params"], row["seed"])] = row
+        record(row)
+        on_done()
     return [done[point_key(p, s)] for p, s in points]
+
+
+def check_address(address: str) -> tuple[str, int]:
+    """(host, port) of a dask scheduler address, `tcp://` or `tls://` (a bare HOST:PORT is tcp, as in dask).
+
+    Parsed here without importing distributed (slow to import), so a wrong address fails at once.
+    """
+    text = address if "://" in address else f"tcp://{address}"
+    try:
+        url = urlsplit(text)
+        host, port = url.hostname, url.port
+    except ValueError as err:
+        raise UsageError(f"--address {shown(address)}: not a dask scheduler address like tcp://HOST:8786 ({err})") \
+            from None
+    if url.scheme not in ("tcp", "tls"):
+        raise UsageError(f"--address {shown(address)}: {url.scheme}:// is not supported here (tcp:// or tls://)")
+    if not host or port is None or not 0 < port < 65536 or url.path not in ("", "/") or url.query:
+        raise UsageError(f"--address {shown(address)}: not a dask scheduler address like tcp://HOST:8786 "
+                         "(a host and a port from 1 to 65535)")
+    if url.scheme == "tls":
+        import dask.config
+
+        tls = dask.config.get("distributed.comm.tls", default={}) or {}
+        if not (tls.get("ca-file") and (tls.get("client") or {}).get("cert")):
+            raise UsageError(f"--address {shown(address)}: tls:// needs certificates; set distributed.comm.tls.ca-file "
+                             "and distributed.comm.tls.client.cert/key in dask's configuration")
+    return host, port
+
+
+def _connect(address: str):
+    """A dask Client, or one SourceError line within CONNECT_TIMEOUT_S."""
+    from distributed import Client
+
+    host, port = check_address(address)
+    try:  # a plain TCP connect first: "connection refused" at once instead of dask's retries
+        _reachable(host, port, CONNECT_TIMEOUT_S)
+        return Client(address, timeout=f"{CONNECT_TIMEOUT_S:g}s")
+    except (OSError, TimeoutError) as err:
+        raise SourceError(f"--address {shown(address)}: cannot reach the dask scheduler within "
+                          f"{CONNECT_TIMEOUT_S:g} s: {' '.join(str(err).split()) or type(err).__name__}") from None
+
+
+def _reachable(host: str, port: int, timeout: float) -> None:
+    """Connect once within `timeout` seconds, name lookup included (getaddrinfo has no timeout of its
+    own, so it runs in a daemon thread that is abandoned when late); OSError or TimeoutError otherwise."""
+    found: list = []
+
+    def lookup() -> None:
+        try:
+            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError as err:
+            found.append(err)
+
+    started = time.monotonic()
+    thread = threading.Thread(target=lookup, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if not found:
+        raise TimeoutError(f"no answer for the name {host}")
+    if isinstance(found[0], OSError):
+        raise found[0]
+    family, kind, proto, _, where = found[0][0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.settimeout(max(0.1, timeout - (time.monotonic() - started)))
+        sock.connect(where)
 
 
 def _run_all(scenario: str, sets: list[str], todo: list[tuple[dict, int]], *, workers: int,
@@ -107,9 +162,9 @@ def _run_all(scenario: str, sets: list[str], todo: list[tuple[dict, int]], *, wo
     if not todo:
         return
     if address:
-        from distributed import Client, as_completed
+        from distributed import as_completed
 
-        with Client(address, timeout="30s") as client:
+        with _connect(address) as client:
             futures = [client.submit(run_point, scenario, list(sets), p, s, pure=False) for p, s in todo]
             for fut in as_completed(futures):
                 yield fut.result()
@@ -155,6 +210,10 @@ def results_csv(rows: list[dict]) -> str:
     return buf.getvalue()
 
 
+MAX_PLOT_INCHES = 100  # 10,000 pixels at 100 dpi
+MAX_PLOT_LABELS = 80
+
+
 def comparison_png(rows: list[dict], title: str) -> bytes:
     """Mean cost and p95 wait per parameter combination (over seeds)."""
     import io
@@ -172,13 +231,16 @@ def comparison_png(rows: list[dict], title: str) -> bytes:
     cost = [sum(x["cost"]["total"] for x in g) / len(g) for g in groups.values()]
     wait = [sum(x["pods"]["wait_seconds"]["p95"] for x in g) / len(g) for g in groups.values()]
     cycles = [sum(x["autoscaler"]["cycles_per_day"] for x in g) / len(g) for g in groups.values()]
-    fig = Figure(figsize=(max(6, 1.2 * len(labels) + 2), 7))
+    fig = Figure(figsize=(min(MAX_PLOT_INCHES, max(6, 1.2 * len(labels) + 2)), 7))
     axes = fig.subplots(3, 1, sharex=True)
     for ax, values, name in zip(axes, (cost, wait, cycles), ("mean cost", "p95 wait (s)", "scale cycles/day")):
         ax.bar(range(len(labels)), values, color="tab:blue")
         ax.set_ylabel(name)
         ax.grid(alpha=0.3, axis="y")
-    axes[-1].set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
+    if len(labels) <= MAX_PLOT_LABELS:
+        axes[-1].set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
+    else:  # too many to read: numbered in results.csv order
+        axes[-1].set_xlabel(f"{len(labels):,} parameter combinations, in results.csv order")
     fig.suptitle(title)
     fig.tight_layout()
     buf = io.BytesIO()

@@ -18,34 +18,49 @@ from __future__ import annotations
 import csv
 import functools
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 from kubegpu.errors import InputError
 from kubegpu.scheduling.placement.task import MILLI, Task
-from kubegpu.simulate.scenario import quantity, seconds
+from kubegpu.simulate.scenario_checks import quantity, seconds, shown
+from kubegpu.sources.bounded import read_bounded
 from kubegpu.simulate.workload import BATCH, SERVICE, Job, PriorityClass, Selector
 
 COLUMNS = ("name", "class", "kind", "submit", "duration", "work_gpu_seconds", "gpus", "gpu_milli", "cpu", "memory",
            "pods", "priority_class", "node_selector", "tolerations", "checkpoint_interval", "restart_overhead",
            "scheduling_timeout", "safe_to_evict")
+MAX_TRACE_BYTES = 512 << 20
 OPENB_TIME_COLUMNS = ("creation_time", "scheduled_time", "deletion_time")
 
 
 def _rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    text = path.read_text()
+    data = read_bounded(path, where=str(path), max_bytes=MAX_TRACE_BYTES)  # a FIFO or /dev/zero ends too
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(f"not UTF-8 text (byte {err.start})", where=str(path)) from None
     if path.suffix == ".json":
         try:
             data = json.loads(text)
         except json.JSONDecodeError as err:
             raise InputError(f"not valid JSON: {err.msg} (line {err.lineno})", where=str(path)) from None
+        except ValueError as err:  # an integer beyond the interpreter's digit limit
+            raise InputError(f"not valid JSON: {' '.join(str(err).split())[:120]}", where=str(path)) from None
         if isinstance(data, dict):
             data = data.get("jobs")
         if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
             raise InputError("expected a list of job objects (or {\"jobs\": [...]})", where=str(path))
         return [(f"{path}[{i}]", row) for i, row in enumerate(data)]
+    rows = []
     reader = csv.DictReader(text.splitlines())
-    return [(f"{path}:{i + 2}", row) for i, row in enumerate(reader)]
+    try:
+        for i, row in enumerate(reader):
+            rows.append((f"{path}:{i + 2}", row))
+    except csv.Error as err:
+        raise InputError(f"not a CSV file: {err}", where=f"{path}:{reader.line_num}") from None
+    return rows
 
 
 def _num(row: dict, key: str, where: str, default: float, *, integer: bool = False) -> float:
@@ -55,9 +70,10 @@ def _num(row: dict, key: str, where: str, default: float, *, integer: bool = Fal
     try:
         out = int(value) if integer else float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{value!r} is not a {'whole ' if integer else ''}number", where=where, field=key) from None
-    if out < 0:
-        raise InputError(f"{value!r} is negative", where=where, field=key)
+        raise InputError(f"{shown(value)} is not a {'whole ' if integer else ''}number", where=where,
+                         field=key) from None
+    if not math.isfinite(out) or out < 0:
+        raise InputError(f"{shown(value)} is not a finite non-negative number", where=where, field=key)
     return out
 
 

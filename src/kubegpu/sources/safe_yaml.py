@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from kubegpu.errors import InputError
+from kubegpu.sources.bounded import read_bounded
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_EXPANDED_NODES = 20_000_000
@@ -58,7 +59,10 @@ def load_yaml_documents(text: str | bytes, *, where: str) -> list[Any]:
     RecursionError (reported) instead of a crash of the C loader.
     """
     if isinstance(text, bytes):
-        text = text.decode("utf-8", errors="strict")
+        try:
+            text = text.decode("utf-8", errors="strict")
+        except UnicodeDecodeError as err:
+            raise InputError(f"not UTF-8 text (byte {err.start})", where=where) from None
     loader_class = yaml.SafeLoader if _may_nest_deeply(text) else _Loader
     try:
         loader = loader_class(text)
@@ -82,3 +86,9 @@ def load_yaml_documents(text: str | bytes, *, where: str) -> list[Any]:
         raise InputError("YAML nested too deeply to read", where=where) from None
     except (yaml.YAMLError, ValueError, TypeError) as err:
         raise InputError(f"malformed YAML: {' '.join(str(err).split())}", where=where) from None
+
+
+def load_yaml_file(path: str, *, where: str | None = None, max_bytes: int) -> list[Any]:
+    """Every document of a YAML file, read within `max_bytes` (and, for a FIFO, in bounded time)."""
+    where = where or str(path)
+    return load_yaml_documents(read_bounded(path, where=where, max_bytes=max_bytes), where=where)

@@ -50,6 +50,8 @@ PAPER_POLICIES: dict[str, str] = {
     "fgd": "06-FGD",
 }
 POLICY_NAMES: tuple[str, ...] = tuple(POLICIES)
+# Policies that score against the workload they expect (a ShapeMix): make_policy needs `mix`.
+NEEDS_MIX: frozenset[str] = frozenset({"fgd", "kubegpu"})
 
 
 def make_policy(name: str, *, mix: ShapeMix | None = None, seed: int | None = None) -> PlacementPolicy:
