@@ -114,24 +114,6 @@ def test_findings_are_grouped_by_pitfall_worst_group_first():
     assert [x.id for x in ordered] == ["KG-102", "KG-101", "KG-505", "KG-501", "KG-703"]
 
 
-def test_pending_reason_falls_back_to_the_event_without_the_explain_engine(monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "kubegpu.explain.summary", None)  # import fails: engine absent
-    report = run_audit(load(HERE / "KG-201" / "fail-pending-with-event.yaml"), checks=["KG-201"])
-    # kubeflow/kubeflow #794's event text, verbatim
-    assert [f.message for f in report.findings] == ["Pending: 0/6 nodes are available: 6 Insufficient nvidia.com/gpu."]
-
-
-def test_pending_reason_from_gpu_arithmetic_when_nothing_else_says(monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "kubegpu.explain.summary", None)
-    report = run_audit(load(HERE / "KG-101" / "fail-one-free-gpu-per-node.yaml"), checks=["KG-201"])
-    assert [f.message for f in report.findings] == [
-        "Pending: needs 2 GPUs; the most free on one schedulable node is 1"]
-
-
 def test_empty_state_audits_cleanly():
     report = run_audit(ClusterState([]))
     assert report.findings == [] and report.score == 100

@@ -53,6 +53,20 @@ class FilterOutcome:
     def schedulable(self) -> bool:
         return self.prefilter is None and bool(self.fits.any())
 
+    def mask_except(self, *plugins: str) -> np.ndarray:
+        """bool[n]: nodes where every filter but `plugins` passes (inside the PreFilterResult, no rejection).
+
+        "Where only room keeps the pod out" is `mask_except("NodeResourcesFit")`: the defrag
+        planner and the audit then apply their own what-if room with `scheduling.fit`.
+        """
+        if self.prefilter is not None:
+            return np.zeros(self.num_nodes, dtype=bool)
+        ok = np.ones(self.num_nodes, dtype=bool) if self.allowed is None else self.allowed.copy()
+        for name, res in zip(self.plugins, self.results):
+            if name not in plugins:
+                ok &= res.code == 0
+        return ok
+
     def outside_reason(self) -> str:
         return f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(self.narrowed_by))}]"
 

@@ -106,6 +106,33 @@ class PlacementState:
         other.uid = next(_STATE_IDS)
         return other
 
+    def rows(self, idx: Any, *, empty: bool = False) -> PlacementState:
+        """A sub-state of the rows `idx` (indices, repeats allowed), every per-node column taken along.
+
+        Current allocation is kept (`empty=True`: nothing placed, e.g. a node group's template);
+        the new state is independent of this one.
+        """
+        idx = np.asarray(idx, dtype=np.int64).reshape(-1)
+        n = self.n_nodes
+        other = object.__new__(PlacementState)
+        for key, value in self.__dict__.items():
+            if isinstance(value, np.ndarray) and value.shape[:1] == (n,):
+                value = value[idx]  # fancy indexing copies
+            elif isinstance(value, (list, dict)):
+                value = value.copy()
+            other.__dict__[key] = value
+        other.names = [self.names[i] for i in idx.tolist()]
+        other.pool = [self.pool[i] for i in idx.tolist()]
+        other._model_masks = {}
+        other.uid = next(_STATE_IDS)
+        if empty:
+            other.cpu_free = other.cpu_alloc.copy()
+            other.mem_free = other.mem_alloc.copy()
+            other.pods_free = other.pods_alloc.copy()
+            other.dev_free = other.dev_total.copy()
+            other.affinity_counts[:] = 0
+        return other
+
     # ---- derived views ------------------------------------------------------------------
     @property
     def n_nodes(self) -> int:
@@ -135,8 +162,14 @@ class PlacementState:
     def fit_mask(self, task: Task) -> np.ndarray:
         """Nodes that can host `task` now: schedulable, CPU, memory, pod slots, GPU model and devices.
 
-        The rule is the scheduling core's (`scheduling.fit`): the same comparisons NodeResourcesFit
-        makes, with the device half counted per GPU.
+        The arithmetic is the scheduling core's (`scheduling.fit`): the comparisons NodeResourcesFit
+        makes, with the device half counted per GPU. A deliberately smaller model than the core's
+        filters (the placement policies score simulated tasks, which carry no pod spec): it leaves
+        out taints and tolerations, node selectors and node affinity other than the GPU-model pin,
+        ephemeral storage, extended resources other than GPUs, host ports, volumes, inter-pod
+        affinity and topology spread. `schedulable` is the one readiness rule
+        (`scheduling.nodeready`) when built from a NodeTable. So wherever the scheduling core
+        admits a pod this admits it too; the reverse holds up to those omissions.
         """
         ok = self.schedulable & fits_amounts((self.cpu_free, self.mem_free), (task.cpu_milli, task.mem_bytes))
         ok &= self.pods_free >= 1
