@@ -22,7 +22,7 @@ from kubegpu.explain.summary import pending_summary
 from kubegpu.fragmentation.cluster import cluster_frag_report
 from kubegpu.scheduling.filters.noderesources import NAME as RESOURCE_FILTER
 from kubegpu.scheduling.fit import devices_with_room
-from kubegpu.scheduling.nodeready import nodes_taking_new_pods
+from kubegpu.scheduling.nodeready import table_takes_new_pods
 from kubegpu.scheduling.cycle import run_filters
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import version_of
@@ -89,7 +89,7 @@ class AuditContext:
         if t.n == 0:
             return np.zeros(0, dtype=np.int64)
         free = devices_with_room(t.dev_free, MILLI)
-        return np.where(nodes_taking_new_pods(self.state.nodes), free, 0)
+        return np.where(table_takes_new_pods(t), free, 0)
 
     def model_mask(self, models: frozenset[str] | None) -> np.ndarray:
         """bool[n]: nodes whose GPU model is one of `models` (all GPU nodes when None)."""

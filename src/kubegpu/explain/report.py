@@ -22,6 +22,7 @@ from kubegpu.scheduling.gang import Gang, find_gangs, place_gang
 from kubegpu.scheduling.message import ParsedEvent, fit_error_message, histogram, parse_event_message
 from kubegpu.scheduling.preemption import EXPLAIN_CANDIDATES, PreemptionResult, dry_run, postfilter_message
 from kubegpu.scheduling.registry import NOT_EVALUATED
+from kubegpu.scheduling.nodeready import NOT_READY_UNTAINTED_NOTE
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion, version_of
 
@@ -44,6 +45,7 @@ class NodeVerdict(msgspec.Struct, gc=False):  # millions in --all: keep them out
     reasons: list[str]
     pool: str = ""
     failing: list[FailingFilter] = []
+    notes: list[str] = []   # facts the filters do not see (a NotReady node without the taint)
 
 
 class PoolLine(msgspec.Struct):
@@ -190,10 +192,13 @@ def _node_verdicts(snap: SchedulingSnapshot, outcome: FilterOutcome, groups: lis
                                      describe(snap, view, outcome.info, i, st)) for st in outcome.all_statuses(i)]
             out.append(NodeVerdict(name=name, fits=first.ok, plugin=first.plugin, reasons=list(first.reasons),
                                    pool=pools[i], failing=failing))
-        return out
-    by_name = {name: g for g in groups for name in g.nodes}
-    return [NodeVerdict(name, by_name[name].fits, by_name[name].plugin, by_name[name].reasons, pools[i],
-                        by_name[name].failing) for i, name in enumerate(snap.names)]
+    else:
+        by_name = {name: g for g in groups for name in g.nodes}
+        out = [NodeVerdict(name, by_name[name].fits, by_name[name].plugin, by_name[name].reasons, pools[i],
+                           by_name[name].failing) for i, name in enumerate(snap.names)]
+    for i in np.flatnonzero(snap.not_ready_untainted).tolist():
+        out[i].notes = [NOT_READY_UNTAINTED_NOTE]
+    return out
 
 
 def _pool_lines(snap: SchedulingSnapshot, outcome: FilterOutcome, pools: list[str]) -> list[PoolLine]:
@@ -272,6 +277,16 @@ def bound_report(state, pod: Pod) -> WhyReport:
                      priority=state.priority_of(pod), notes=[note])
 
 
+def _not_ready_notes(snap: SchedulingSnapshot, outcome: FilterOutcome) -> list[str]:
+    """One note when the pod fits on nodes that report NotReady without the taint (see scheduling.nodeready)."""
+    hits = np.flatnonzero(snap.not_ready_untainted & outcome.fits)
+    if not hits.size:
+        return []
+    names = ", ".join(snap.names[i] for i in hits[:3].tolist()) + (" ..." if hits.size > 3 else "")
+    return [f"fits on {counted(int(hits.size), 'node')} that report NotReady without the not-ready taint "
+            f"({names}): kube-scheduler reads only taints; status and frag count them as taking no new pods"]
+
+
 def explain_pod(snap: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | None = None,
                 gangs: dict[str, Gang] | None = None, node_detail: bool | None = None,
                 with_remedies: bool = True, planner: MovePlanner | None = None, with_nodes: bool = True,
@@ -306,7 +321,8 @@ def explain_pod(snap: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | No
         # upstream: DynamicResources skips pods without ResourceClaims, so only then is it a gap
         not_evaluated=list(NOT_EVALUATED) if pod.spec.resource_claims else [],
         observed_message=observed, observed=parse_event_message(observed) if observed else None,
-        matches_observed=(observed == message) if observed and message else None)
+        matches_observed=(observed == message) if observed and message else None,
+        notes=_not_ready_notes(snap, outcome))
     gang_blocked = gang_info is not None and gang_info.bound + gang_info.fit_together < gang_info.min_member
     if with_remedies and (not outcome.schedulable or gang_blocked):
         cached = remedy_cache.get(remedy_key) if remedy_cache is not None and remedy_key is not None else None

@@ -20,6 +20,7 @@ from kubegpu.model.pools import node_pool
 from kubegpu.model.resources import pod_requests
 from kubegpu.scheduling.hostports import pod_host_ports
 from kubegpu.scheduling.labels import LabelIndex
+from kubegpu.scheduling.nodeready import not_ready_untainted
 from kubegpu.scheduling.podcolumns import PodColumns
 
 CORE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
@@ -67,6 +68,8 @@ class SchedulingSnapshot:
                     self.alloc[i, j] = amount
             self.allowed_pods[i] = alloc.get("pods", 0)
         self.unschedulable = np.asarray([bool(node.spec.unschedulable) for node in self.nodes], dtype=bool)
+        # NotReady by condition, no condition taint: the core (as kube-scheduler) sees nothing; `why` notes it
+        self.not_ready_untainted = np.asarray([not_ready_untainted(node) for node in self.nodes], dtype=bool)
         self.labels = LabelIndex(self.names, [node.metadata.labels for node in self.nodes])
         self.pools: list[str] = [node_pool(node) for node in self.nodes]
         self._taint_groups()

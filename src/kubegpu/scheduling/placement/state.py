@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from kubegpu.scheduling.fit import fits_amounts, fits_devices
+from kubegpu.scheduling.nodeready import table_takes_new_pods
 from kubegpu.scheduling.placement.task import Placement, Task
 
 # GPU-request classes for GpuClustering (Gandiva): shared, 1..8 whole GPUs, anything else.
@@ -82,6 +83,8 @@ class PlacementState:
     def from_node_table(cls, table: Any, *, placed: Iterable[tuple[int, Task]] = ()) -> PlacementState:
         """Build from a `kubegpu.model.nodetable.NodeTable` (physical GPUs, per-device milli).
 
+        `schedulable` is the one readiness rule (`scheduling.nodeready`): neither cordoned nor NotReady.
+
         `placed` lists (node index, task) of pods already running, so GpuClustering knows which
         request classes each node hosts; resources are taken from the table, not from `placed`.
         """
@@ -90,7 +93,7 @@ class PlacementState:
                     pods_alloc=table.pods_alloc, pods_used=table.pods_used,
                     dev_total=table.dev_total, dev_used=table.dev_used,
                     gpu_model=table.gpu_model, gpu_models=table.gpu_models,
-                    schedulable=table.schedulable, pool=table.pool)
+                    schedulable=table_takes_new_pods(table), pool=table.pool)
         for node, task in placed:
             cls_ = affinity_class(task)
             if cls_ >= 0:
