@@ -308,10 +308,7 @@ def _assemble(state: ClusterState, problem: DefragProblem, goal: Goal, work: Wor
         if goal.kind == "empty-nodes":
             targets = [Target(node=name) for name in _emptied(problem, work)]
         elif goal.kind == "pod":
-            snap = problem.snapshot
-            gpu = snap.column.get("nvidia.com/gpu")
-            targets = [Target(pod=label, node=problem.names[n],
-                              gpus=int(snap.state.requests.get(label, {}).get("nvidia.com/gpu", 0)) if gpu else 0)
+            targets = [Target(pod=label, node=problem.names[n], gpus=_target_gpus(state, label, problem.names[n]))
                        for label, n in work.hosted]
     moved = {m.pod for m in moves}
     plan = Plan(goal=goal, feasible=work is not None, message="", moves=moves, targets=targets,
@@ -333,6 +330,12 @@ def _assemble(state: ClusterState, problem: DefragProblem, goal: Goal, work: Wor
         plan.message = (f"{goal.describe()}: {len(moves)} move(s) in {len(work.order)} step(s), "
                         f"{plan.total_cost_gpu_hours:g} GPU-hours of work lost")
     return plan
+
+
+def _target_gpus(state: ClusterState, key: str, node: str) -> int:
+    """GPU devices the pod takes on `node` (its GpuDemand read there: whole, shared, MIG alike)."""
+    pod = state.pod(*key.split("/", 1))
+    return state.gpu_demand(pod, node).num_gpu if pod is not None else 0
 
 
 def _emptied(problem: DefragProblem, work: WorkState) -> list[str]:

@@ -213,8 +213,7 @@ def _pool_lines(snap: SchedulingSnapshot, outcome: FilterOutcome, pools: list[st
     for p, res in enumerate(outcome.results):
         n_failing += res.code != 0
         first_rid[outcome.first == p] = res.rid[outcome.first == p]
-    gpu = snap.column.get("nvidia.com/gpu")
-    free_gpu = (snap.alloc[:, gpu] - view.requested[:, gpu]) if gpu is not None else np.zeros(n)
+    free_gpu = snap.gpu_room(outcome.info, view.requested)
     first = outcome.first.astype(np.int64)
     keys = (first + 3) * (1 << 32) + first_rid
     pool_names, pool_idx = snap.pool_index()
@@ -254,8 +253,9 @@ def _pool_lines(snap: SchedulingSnapshot, outcome: FilterOutcome, pools: list[st
 
 def _gang_info(snap: SchedulingSnapshot, gang: Gang, version: KubeVersion) -> GangInfo:
     placement = place_gang(snap, gang, version=version)
-    gpus = [snap.state.pod_requests(p).get("nvidia.com/gpu", 0) for p in gang.members]
-    shape = f"{len(gang.members)} x {gpus[0]} GPUs" if gpus and len(set(gpus)) == 1 and gpus[0] else \
+    demands = {snap.state.gpu_demand(p) for p in gang.members}
+    demand = next(iter(demands)) if len(demands) == 1 else None
+    shape = f"{len(gang.members)} x {demand.shape}" if demand is not None and demand.is_gpu else \
         f"{len(gang.members)} pods"
     pending = len(gang.pending)
     summary = (f"gang of {shape} ({gang.system} {gang.name}, needs {gang.min_member}): "

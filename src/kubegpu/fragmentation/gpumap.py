@@ -19,12 +19,12 @@ import numpy as np
 
 from kubegpu.fragmentation.capacity import cpu_by_size, pods_that_fit
 from kubegpu.fragmentation.cluster import cluster_placement, pod_task
-from kubegpu.fragmentation.report import FragReport, gpu_number
+from kubegpu.fragmentation.report import FragReport
 from kubegpu.fragmentation.shapes import ShapeMix
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.nodetable import NodeTable
 from kubegpu.model.workload_class import workload_class
-from kubegpu.scheduling.placement.task import MILLI
+from kubegpu.model.gpu import MILLI, gpu_number
 
 USED, PARTLY_USED, FREE, STRANDED, UNAVAILABLE = "used", "partly-used", "free", "stranded", "unavailable"
 PACKING_NOTE = ("Device positions are packed: the Kubernetes API does not say which device index a pod holds, "

@@ -22,13 +22,7 @@ from kubegpu.fragmentation.capacity import SIZES, cpu_by_size, fits_by_size, pod
 from kubegpu.fragmentation.measure import state_fragmentation
 from kubegpu.fragmentation.shapes import ShapeMix
 from kubegpu.scheduling.placement.state import PlacementState
-from kubegpu.scheduling.placement.task import MILLI
-
-
-def gpu_number(milli: int | float) -> int | float:
-    """Milli-GPU as GPUs: an int when whole, else rounded to 3 decimals (one format for GPU counts)."""
-    milli = int(round(milli))
-    return milli // MILLI if milli % MILLI == 0 else round(milli / MILLI, 3)
+from kubegpu.model.gpu import MILLI, gpu_number
 
 
 class GpuTotals(msgspec.Struct, frozen=True):

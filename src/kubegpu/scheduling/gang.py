@@ -148,7 +148,6 @@ def place_gang(snapshot, gang: Gang, *, version=None) -> GangPlacement:
     work = snapshot.copy()
     placed: dict[str, str] = {}
     unplaced: list[str] = []
-    gpu_col = work.column.get("nvidia.com/gpu")
     for pod in sorted(gang.pending, key=lambda p: p.name):
         info = work.pod_info(pod)
         outcome = run_filters(work, pod, v, info=info)
@@ -156,11 +155,7 @@ def place_gang(snapshot, gang: Gang, *, version=None) -> GangPlacement:
         if not len(feasible):
             unplaced.append(pod.key)
             continue
-        if gpu_col is not None:
-            free = work.alloc[feasible, gpu_col] - work.requested[feasible, gpu_col]
-            i = int(feasible[np.argmin(free)])
-        else:
-            i = int(feasible[0])
+        i = int(feasible[np.argmin(work.gpu_room(info)[feasible])])
         work.assume(info, i)
         placed[pod.key] = work.names[i]
     return GangPlacement(placed, unplaced, len(gang.bound), gang.min_member)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.gpu import GPU, is_gpu_resource
 from kubegpu.model.kinds import Node, Pod
 from kubegpu.model.pools import node_pool
 from kubegpu.model.resources import pod_requests
@@ -151,6 +152,18 @@ class SchedulingSnapshot:
             self.node_slots[i] = tuple(order[bounds[i]:bounds[i + 1]].tolist())
         np.add.at(self.requested, node_idx, vec)
         self.pod_count += np.bincount(node_idx, minlength=len(self.nodes))
+
+    def gpu_room(self, info: PodInfo, requested: np.ndarray | None = None) -> np.ndarray:
+        """int[n]: free units of the GPU resources the pod asks for (whole, shared, MIG), summed.
+
+        What "most free GPU for this pod" orders by (a pod asking none: free nvidia.com/gpu).
+        `requested` defaults to the snapshot's own (a view's may hide pods).
+        """
+        cols = [self.column[r] for r in info.requests if is_gpu_resource(r) and r in self.column]
+        if not cols and GPU in self.column:
+            cols = [self.column[GPU]]
+        used = self.requested if requested is None else requested
+        return (self.alloc[:, cols] - used[:, cols]).sum(axis=1) if cols else np.zeros(len(self.names), np.int64)
 
     def pool_index(self) -> tuple[list[str], np.ndarray]:
         """(sorted pool names, pool index per node), computed once (pools never change)."""

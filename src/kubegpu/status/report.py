@@ -9,7 +9,7 @@ from __future__ import annotations
 import msgspec
 
 from kubegpu.model.cluster import ClusterState
-from kubegpu.model.gpu import MILLI
+from kubegpu.model.gpu import gpu_number
 from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
 from kubegpu.scheduling.nodeready import table_takes_new_pods
@@ -57,11 +57,6 @@ class StatusReport(msgspec.Struct):
     namespace: str | None = None
 
 
-def gpus(milli: int) -> int | float:
-    """Milli-GPU as GPUs: an int when whole, else rounded to 3 decimals."""
-    return milli // MILLI if milli % MILLI == 0 else round(milli / MILLI, 3)
-
-
 def _counts(total: int, used: int, scale: float = 1.0) -> GpuCounts:
     if scale == 1.0:
         return GpuCounts(total=total, allocated=used, free=total - used)
@@ -86,7 +81,7 @@ def cluster_status(state: ClusterState, table: NodeTable | None = None,
         held = sum(state.gpu_demand(p, node.name).total_milli for p in pods)
         rows.append(NodeStatusRow(
             name=node.name, pool=t.pool[i], gpu_model=info.model if info.physical else None,
-            gpus=GpuCounts(total=gpus(total), allocated=gpus(used), free=gpus(total - used)),
+            gpus=GpuCounts(total=gpu_number(total), allocated=gpu_number(used), free=gpu_number(total - used)),
             sharing=info.sharing, schedulable=bool(takes[i]), ready=node.is_ready,
             pods=len(pods),
             gpu_pods=sorted(p.key for p in pods if state.gpu_demand(p, node.name).is_gpu),
@@ -94,12 +89,12 @@ def cluster_status(state: ClusterState, table: NodeTable | None = None,
             memory_gib=_counts(int(t.mem_alloc[i]), int(t.mem_used[i]), float(2**30)),
             replicas=info.replicas, advertised=info.advertised,
             devices_milli_used=[int(x) for x in t.dev_used[i, : info.physical]],
-            namespace_gpus=gpus(int(held)), cordoned=bool(t.cordoned[i]),
+            namespace_gpus=gpu_number(int(held)), cordoned=bool(t.cordoned[i]),
         ))
     total = int(t.dev_total.sum())
     used = int(t.dev_used.sum())
     totals = Totals(nodes=len(rows), gpu_nodes=int((t.gpu_count > 0).sum()),
-                    gpus=GpuCounts(total=gpus(total), allocated=gpus(used), free=gpus(total - used)),
+                    gpus=GpuCounts(total=gpu_number(total), allocated=gpu_number(used), free=gpu_number(total - used)),
                     allocation_ratio=round(used / total, 4) if total else 0.0)
     return StatusReport(nodes=rows, totals=totals, source=state.source, server_version=state.server_version,
                         namespace=scope.namespace)
