@@ -19,11 +19,8 @@ from kubegpu.model.kinds import GenericObject, KubeObject, Pod, Workload
 from kubegpu.model.objects import ObjectMeta, PodSpec
 from kubegpu.model.resources import pod_requests
 from kubegpu.model.loose import loose
-from kubegpu.model.workload_class import workload_class
+from kubegpu.model.workload_class import DISTRIBUTED_KINDS, RENDEZVOUS_ENV, workload_class
 
-RENDEZVOUS_ENV = ("MASTER_ADDR", "PET_MASTER_ADDR", "PET_RDZV_ENDPOINT", "PET_NNODES")
-DISTRIBUTED_KINDS = frozenset({"PyTorchJob", "MPIJob", "TFJob", "TrainJob", "XGBoostJob", "PaddleJob", "JAXJob",
-                               "JobSet", "RayJob", "RayCluster", "LeaderWorkerSet"})
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,9 @@ def _pending(state: ClusterState, table: NodeTable, done: dict[str, Any], scope:
 def _defrag(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
     from kubegpu.defrag.preview import defrag_preview
 
-    return defrag_preview(state)
+    # the pods the pending section found blocked (whole cluster): the dashboard's default /defrag picks among the same
+    blocked = {p.pod for p in done["pending"]} if "pending" in done and scope.all else None
+    return defrag_preview(state, among=blocked)
 
 
 def _audit(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
