@@ -18,7 +18,7 @@ from kubegpu.model.kinds import Pod
 from kubegpu.model.quantity import format_amount
 from kubegpu.scheduling.cycle import FilterOutcome
 from kubegpu.scheduling.framework import small_unique
-from kubegpu.scheduling.gang import Gang, find_gangs, place_gang
+from kubegpu.scheduling.gang import Gang, find_gangs, place_gang, reaches_min_member
 from kubegpu.scheduling.message import ParsedEvent, fit_error_message, histogram, parse_event_message
 from kubegpu.scheduling.preemption import EXPLAIN_CANDIDATES, PreemptionResult, dry_run, postfilter_message
 from kubegpu.scheduling.registry import NOT_EVALUATED
@@ -74,6 +74,10 @@ class GangInfo(msgspec.Struct):
     pending: int
     fit_together: int
     summary: str
+
+    @property
+    def can_start(self) -> bool:
+        return reaches_min_member(self.bound, self.fit_together, self.min_member)
 
 
 class PreemptionInfo(msgspec.Struct, omit_defaults=True):
@@ -323,7 +327,7 @@ def explain_pod(snap: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | No
         observed_message=observed, observed=parse_event_message(observed) if observed else None,
         matches_observed=(observed == message) if observed and message else None,
         notes=_not_ready_notes(snap, outcome))
-    gang_blocked = gang_info is not None and gang_info.bound + gang_info.fit_together < gang_info.min_member
+    gang_blocked = gang_info is not None and not gang_info.can_start
     if with_remedies and (not outcome.schedulable or gang_blocked):
         cached = remedy_cache.get(remedy_key) if remedy_cache is not None and remedy_key is not None else None
         if cached is not None:

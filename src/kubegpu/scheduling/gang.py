@@ -121,6 +121,12 @@ def find_gangs(state: ClusterState) -> dict[str, Gang]:
     return gangs
 
 
+def reaches_min_member(bound: int, placeable: int, min_member: int) -> bool:
+    """The one "can the gang start" rule: running members plus those that fit together reach minMember
+    (coscheduling's Permit waits for minMember pods; Volcano's gang plugin the same)."""
+    return bound + placeable >= min_member
+
+
 @dataclass
 class GangPlacement:
     """Where the pending members of a gang would go together, and who is left over."""
@@ -132,7 +138,7 @@ class GangPlacement:
 
     @property
     def schedulable(self) -> bool:
-        return self.bound + len(self.placed) >= self.min_member
+        return reaches_min_member(self.bound, len(self.placed), self.min_member)
 
 
 def place_gang(snapshot, gang: Gang, *, version=None) -> GangPlacement:
