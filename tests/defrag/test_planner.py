@@ -8,13 +8,14 @@ from builders import cluster, fragmented, gpu_node, pdb, pod, podgroup
 
 from kubegpu.defrag import Goal, after_state, plan_defrag
 from kubegpu.errors import InputError, UsageError
+from kubegpu.scheduling.cycle import filter_pod
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 
 
 def _fits_after(state, plan, key):
     after = after_state(state, plan)
     ns, _, name = key.partition("/")
-    outcome = SchedulingSnapshot.from_cluster(after).filter_pod(after.pod(ns, name))
+    outcome = filter_pod(SchedulingSnapshot.from_cluster(after), after.pod(ns, name))
     return outcome.schedulable, [after.nodes[i].name for i in outcome.feasible]
 
 
@@ -80,7 +81,7 @@ def test_gangs_move_whole_and_pending_gangs_are_planned_together():
     snap = SchedulingSnapshot.from_cluster(after)
     for t in plan.targets:
         p = after.pod("ml", t.pod.split("/")[1])
-        assert snap.filter_pod(p).fits[snap.index[t.node]]
+        assert filter_pod(snap, p).fits[snap.index[t.node]]
         snap.assume(p, t.node)
 
 
@@ -203,7 +204,7 @@ def test_planner_room_is_the_scheduling_cores_fit(bound, want, cpu):
     objs.append(pod("want", None, want, cpu=cpu, kind="Job", controller="want"))
     st = cluster(objs)
     target = st.pod("ml", "want")
-    core = SchedulingSnapshot.from_cluster(st).filter_pod(target)
+    core = filter_pod(SchedulingSnapshot.from_cluster(st), target)
     problem = build_problem(st)
     (spec,) = _pod_targets(problem, [target])
     assert WorkState.start(problem).target_fits(spec).tolist() == core.fits.tolist()

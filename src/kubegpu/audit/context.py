@@ -23,9 +23,8 @@ from kubegpu.fragmentation.cluster import cluster_frag_report
 from kubegpu.scheduling.filters.noderesources import NAME as RESOURCE_FILTER
 from kubegpu.scheduling.fit import devices_with_room
 from kubegpu.scheduling.nodeready import table_takes_new_pods
-from kubegpu.scheduling.cycle import run_filters
+from kubegpu.scheduling.cycle import filter_pod
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
-from kubegpu.scheduling.versions import version_of
 
 
 class AuditContext:
@@ -116,7 +115,7 @@ class AuditContext:
         there, and the node has the pod's GPU model.
         """
         demand = self.state.gpu_demand(pod)
-        ok = run_filters(self.scheduling, pod, version_of(self.state.server_version)).mask_except(RESOURCE_FILTER)
+        ok = filter_pod(self.scheduling, pod).mask_except(RESOURCE_FILTER)
         return ok[self._state_order] & self.model_mask(demand.models)
 
     # ---------------------------------------------------------------- pods

@@ -31,6 +31,7 @@ from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, clus
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import Pod
 from kubegpu.scheduling.gang import find_gangs
+from kubegpu.scheduling.cycle import filter_pod
 
 VERIFY_ROUNDS = 4
 
@@ -113,7 +114,7 @@ def _verify(problem: DefragProblem, work: WorkState, beneficiaries: dict[str, Po
         for p in members:
             m = work.moved[p]
             rep = replacement_of(problem.pods[p])
-            outcome = snap.filter_pod(rep)
+            outcome = filter_pod(snap, rep)
             if not outcome.fits[m]:
                 return p, m
             snap.assume(rep, m)
@@ -121,7 +122,7 @@ def _verify(problem: DefragProblem, work: WorkState, beneficiaries: dict[str, Po
         pod = beneficiaries.get(label)
         if pod is None:
             continue
-        outcome = snap.filter_pod(pod)
+        outcome = filter_pod(snap, pod)
         if not outcome.fits[n]:
             status = outcome.first_status(n)
             return f"{pod.key} would still not fit on {problem.names[n]}: {status.message or status.plugin}"

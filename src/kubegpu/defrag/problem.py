@@ -26,6 +26,7 @@ from kubegpu.model.nodetable import NodeTable
 from kubegpu.scheduling.fit import whole_free_devices
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import version_of
+from kubegpu.scheduling.cycle import filter_pod
 
 RESOURCE_FILTER = "NodeResourcesFit"
 
@@ -128,7 +129,7 @@ class DefragProblem:
         if where is not None:
             snap.remove(exclude)
         try:
-            outcome = snap.filter_pod(pod, version=version_of(self.state.server_version))
+            outcome = filter_pod(snap, pod, version=version_of(self.state.server_version))
         finally:
             if held is not None:
                 snap.assume(held, where)

@@ -39,6 +39,10 @@ from kubegpu.explain.variants import (
     without_required_node_affinity,
     without_selector_key,
 )
+from kubegpu.defrag.cost import move_cost, state_now
+from kubegpu.defrag.plan import Goal
+from kubegpu.defrag.planner import plan_defrag, problem_for
+
 
 class Remedy(msgspec.Struct, omit_defaults=True):
     """One way to get the pod scheduled; `cost` orders remedies by how big a change they ask."""
@@ -54,8 +58,6 @@ class Remedy(msgspec.Struct, omit_defaults=True):
 def lost_gpu_hours(state: ClusterState, pod: Pod) -> dict:
     """What evicting a victim throws away, priced by the one cost model the defrag planner uses:
     GPU-hours since its last checkpoint (annotations) or since it started, plus restart time."""
-    from kubegpu.defrag.cost import move_cost, state_now
-
     cost = move_cost(state, pod, state_now(state))
     return {"gpus": cost.gpus, "gpu_hours_lost": cost.gpu_hours, "lost_basis": cost.basis}
 
@@ -158,9 +160,6 @@ class MovePlanner:
         self._problems: dict[int, object] = {}
 
     def plan(self, target: str):
-        from kubegpu.defrag.plan import Goal
-        from kubegpu.defrag.planner import plan_defrag, problem_for
-
         self.planned += 1
         prio = self.state.priority_of(self.state.pod(*target.split("/", 1)))
         problem = self._problems.get(prio)

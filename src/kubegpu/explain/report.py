@@ -16,7 +16,7 @@ import numpy as np
 from kubegpu.model.text import counted
 from kubegpu.model.kinds import Pod
 from kubegpu.model.quantity import format_amount
-from kubegpu.scheduling.cycle import FilterOutcome
+from kubegpu.scheduling.cycle import FITS, OUTSIDE_PREFILTER, FilterOutcome, filter_pod
 from kubegpu.scheduling.framework import small_unique
 from kubegpu.scheduling.gang import Gang, find_gangs, place_gang, reaches_min_member
 from kubegpu.scheduling.message import ParsedEvent, fit_error_message, histogram, parse_event_message
@@ -27,6 +27,7 @@ from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion, version_of
 
 from kubegpu.explain.remedies import MovePlanner, Remedy, rank_remedies
+from kubegpu.explain.distance import describe
 
 NODE_DETAIL_LIMIT = 300  # per-node plain-words detail up to this many nodes (pools always)
 
@@ -184,8 +185,6 @@ def node_groups(snap: SchedulingSnapshot, outcome: FilterOutcome) -> list[NodeGr
 def _node_verdicts(snap: SchedulingSnapshot, outcome: FilterOutcome, groups: list[NodeGroup], detail: bool
                    ) -> list[NodeVerdict]:
     """Every node's verdict, in node order; with `detail`, blockers in plain words too."""
-    from kubegpu.explain.distance import describe
-
     pools = snap.pools
     if detail and outcome.prefilter is None:
         view = snap.view(outcome.info)
@@ -207,9 +206,6 @@ def _node_verdicts(snap: SchedulingSnapshot, outcome: FilterOutcome, groups: lis
 
 def _pool_lines(snap: SchedulingSnapshot, outcome: FilterOutcome, pools: list[str]) -> list[PoolLine]:
     """One line per pool: how many nodes fit, the first-failing reasons, the closest node."""
-    from kubegpu.explain.distance import describe
-    from kubegpu.scheduling.cycle import FITS, OUTSIDE_PREFILTER
-
     n = outcome.num_nodes
     view = snap.view(outcome.info)
     n_failing = np.zeros(n, dtype=np.int32)
@@ -306,7 +302,7 @@ def explain_pod(snap: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | No
     if pod.spec.node_name or pod.is_terminal:
         return bound_report(state, pod)
     v = version or version_of(state.server_version)
-    outcome = outcome or snap.filter_pod(pod, version=v)
+    outcome = outcome or filter_pod(snap, pod, version=v)
     preemption = dry_run(snap, outcome, max_candidates=EXPLAIN_CANDIDATES) if not outcome.schedulable else None
     message = event_message(outcome, preemption)
     detail = node_detail if node_detail is not None else len(snap.nodes) <= NODE_DETAIL_LIMIT

@@ -9,17 +9,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from kubegpu.model.kinds import Pod
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, PreFilterResult, Status
+from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, NodeView, PodInfo, PreFilterResult, Status
 from kubegpu.scheduling.registry import DEFAULT_FILTERS
-from kubegpu.scheduling.versions import KubeVersion
-
-if TYPE_CHECKING:  # annotations only: snapshot.filter_pod imports this module
-    from kubegpu.scheduling.snapshot import NodeView, PodInfo, SchedulingSnapshot
+from kubegpu.scheduling.snapshot import SchedulingSnapshot
+from kubegpu.scheduling.versions import KubeVersion, version_of
 
 OUTSIDE_PREFILTER = -2  # node left out by a PreFilterResult
 FITS = -1
@@ -194,7 +190,7 @@ def run_filters(snapshot: SchedulingSnapshot, pod: Pod, version: KubeVersion, *,
     for plugin in DEFAULT_FILTERS:
         if plugin.name in skipped:
             continue
-        if removed_per_node is not None and not getattr(plugin, "node_local", True):
+        if removed_per_node is not None and not plugin.node_local:
             res = plugin.filter_removed(ctx, view, removed_per_node, idx)
         else:
             res = plugin.filter(ctx, emptied, idx)
@@ -204,3 +200,9 @@ def run_filters(snapshot: SchedulingSnapshot, pod: Pod, version: KubeVersion, *,
         first[(first == FITS) & (res.code != 0)] = p
     out.first = first
     return out
+
+
+def filter_pod(snapshot: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | None = None) -> FilterOutcome:
+    """PreFilter and every Filter of the default profile for `pod` on every node of `snapshot`
+    (the version: the snapshot's cluster's, unless given)."""
+    return run_filters(snapshot, pod, version if version is not None else version_of(snapshot.state.server_version))

@@ -17,6 +17,8 @@ import numpy as np
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import GenericObject, Pod, PodGroup
 from kubegpu.model.loose import loose
+from kubegpu.scheduling.cycle import run_filters
+from kubegpu.scheduling.versions import version_of
 
 # (where, key, system): checked in this order, first hit names the group
 GANG_MARKERS = (
@@ -147,8 +149,6 @@ def place_gang(snapshot, gang: Gang, *, version=None) -> GangPlacement:
     Packing onto the most-requested node is what a gang scheduler's binpack does and leaves the
     most room for the other members.
     """
-    from kubegpu.scheduling.cycle import run_filters
-    from kubegpu.scheduling.versions import version_of
 
     v = version or version_of(snapshot.state.server_version)
     work = snapshot.copy()

@@ -10,7 +10,6 @@ preemption dry run, gang placement and the defrag planner.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from kubegpu.model.gpu import GPU, is_gpu_resource
 from kubegpu.model.kinds import Node, Pod
 from kubegpu.model.pools import node_pool
 from kubegpu.model.resources import pod_requests
+from kubegpu.scheduling.framework import PodInfo  # re-exported: PodInfo lives with the framework vocabulary
 from kubegpu.scheduling.hostports import pod_host_ports
 from kubegpu.scheduling.labels import LabelIndex
 from kubegpu.scheduling.nodeready import not_ready_untainted
@@ -30,19 +30,6 @@ CORE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 def is_scalar_resource(name: str) -> bool:
     """upstream IsScalarResourceName: extended (domain-prefixed), hugepages, attachable volumes."""
     return "/" in name or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
-
-
-@dataclass
-class PodInfo:
-    """A pod's scheduling-relevant facts, computed once per pod."""
-
-    pod: Pod
-    key: str
-    requests: dict[str, int]
-    vector: np.ndarray             # requests over the snapshot's resource columns
-    extra: dict[str, int]          # requested resources no node offers (always insufficient)
-    priority: int
-    host_ports: list[tuple[str, str, int]] = field(default_factory=list)
 
 
 class SchedulingSnapshot:
@@ -320,17 +307,10 @@ class SchedulingSnapshot:
             extra.setdefault(i, []).append(o)
         return NodeView(self, requested, count, extra=extra)
 
-    def filter_pod(self, pod: Pod, *, version=None):
-        """Run PreFilter and every Filter of the default profile for `pod` on every node."""
-        from kubegpu.scheduling.cycle import run_filters
-        from kubegpu.scheduling.versions import version_of
-
-        v = version if version is not None else version_of(self.state.server_version)
-        return run_filters(self, pod, v)
-
 
 class NodeView:
-    """The node state a filter reads: summed requests, pod counts, the pods on a node.
+    """The node state a filter reads (implements `framework.NodeView`): summed requests, pod counts,
+    the pods on a node.
 
     `excluded` (a mask over pod slots) hides pods, e.g. preemption's "every lower-priority pod
     removed"; `extra` adds pods that are not bound yet (nominated pods, gang siblings).

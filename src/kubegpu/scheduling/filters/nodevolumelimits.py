@@ -19,7 +19,7 @@ from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import CSINode, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass, VolumeAttachment
 from kubegpu.scheduling.filters import csimigration as mig
 from kubegpu.scheduling.filters.volumes import claim_class, claim_of, owned_by
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, Status
+from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses, Status
 
 NAME = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
@@ -267,7 +267,7 @@ def over_limit(view, known: _StateVolumes, table: _SnapshotVolumes, new: dict[st
     return failed
 
 
-class NodeVolumeLimitsFilter:
+class NodeVolumeLimitsFilter(FilterPlugin):
     name = NAME
 
     def pre_filter(self, ctx: CycleContext):
