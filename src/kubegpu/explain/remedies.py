@@ -12,7 +12,6 @@ When the pod can never fit on the nodes that exist as written, that verdict lead
 
 from __future__ import annotations
 
-import weakref
 
 import msgspec
 import numpy as np
@@ -229,18 +228,15 @@ def never_fits(snap: SchedulingSnapshot, outcome: FilterOutcome, v: KubeVersion)
     return True, f"even on empty nodes: {why}"
 
 
-_TEMPLATE_SNAPSHOTS: "weakref.WeakKeyDictionary[SchedulingSnapshot, list]" = weakref.WeakKeyDictionary()
-
-
 def template_snapshots(snap: SchedulingSnapshot) -> list:
-    """One empty single-node snapshot per node template, built once per cluster snapshot."""
-    cached = _TEMPLATE_SNAPSHOTS.get(snap)
+    """One empty single-node snapshot per node template, built once per cluster state (`ClusterState.derived`)."""
+    cached = snap.state.derived.get("remedies.template_snapshots")
     if cached is None:
         state = snap.state
         others = [o for o in state.objects if o.kind not in ("Node", "Pod")]
         cached = [(t, SchedulingSnapshot(ClusterState([*others, t.node], server_version=state.server_version)))
                   for t in node_templates(state)]
-        _TEMPLATE_SNAPSHOTS[snap] = cached
+        snap.state.derived["remedies.template_snapshots"] = cached
     return cached
 
 

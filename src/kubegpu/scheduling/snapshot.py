@@ -10,6 +10,7 @@ preemption dry run, gang placement and the defrag planner.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +38,7 @@ class SchedulingSnapshot:
 
     def __init__(self, state: ClusterState) -> None:
         self.state = state
+        self.derived: dict[str, Any] = {}  # facts filters compute once per snapshot object (not shared by copies)
         self.nodes: list[Node] = list(state.nodes)
         self.names: list[str] = [n.name for n in self.nodes]
         self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
@@ -250,6 +252,7 @@ class SchedulingSnapshot:
         """An independent what-if copy (labels, taints and the ClusterState are shared, read-only)."""
         new = object.__new__(SchedulingSnapshot)
         new.__dict__.update(self.__dict__)
+        new.derived = {}
         for attr in ("pod_node", "pod_prio", "pod_vec", "alive", "pod_anti", "requested", "pod_count"):
             setattr(new, attr, getattr(self, attr).copy())
         new._pods = list(self._pods)
