@@ -170,9 +170,13 @@ class PlacementState:
         filters (the placement policies score simulated tasks, which carry no pod spec): it leaves
         out taints and tolerations, node selectors and node affinity other than the GPU-model pin,
         ephemeral storage, extended resources other than GPUs, host ports, volumes, inter-pod
-        affinity and topology spread. `schedulable` is the one readiness rule
-        (`scheduling.nodeready`) when built from a NodeTable. So wherever the scheduling core
-        admits a pod this admits it too; the reverse holds up to those omissions.
+        affinity and topology spread, and which GPU resource a pod names (nvidia.com/gpu, gpu.shared
+        or a MIG profile: the device half counts physical devices whatever resource serves them).
+        `schedulable` is the one readiness rule (`scheduling.nodeready`) when built from a NodeTable,
+        so a NotReady node without the condition taint is refused here and admitted by the core. A
+        pending pod's task is read without a node (`fragmentation.cluster.pod_task`), so a time-sliced
+        share counts as whole devices until the pod is bound. Where this admits a pod the core admits
+        it too, or one of these omissions is the difference (tests/scheduling/test_agreement.py).
         """
         ok = self.schedulable & fits_amounts((self.cpu_free, self.mem_free), (task.cpu_milli, task.mem_bytes))
         ok &= self.pods_free >= 1
