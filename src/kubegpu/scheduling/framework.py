@@ -98,28 +98,6 @@ class NodeStatuses:
                    np.zeros(len(failed), dtype=np.int32), [reasons])
 
     @classmethod
-    def from_keys(cls, keys: list, statuses: dict[Any, tuple[Code, tuple[str, ...]]]) -> "NodeStatuses":
-        """Per-node keys (any hashable, None = pass) mapped through a small dict of verdicts."""
-        k = len(keys)
-        code = np.zeros(k, dtype=np.int8)
-        rid = np.zeros(k, dtype=np.int32)
-        table: list[tuple[str, ...]] = []
-        index: dict[Any, int] = {}
-        for i, key in enumerate(keys):
-            if key is None:
-                continue
-            c, reasons = statuses[key]
-            if c == Code.SUCCESS:
-                continue
-            j = index.get(key)
-            if j is None:
-                j = index[key] = len(table)
-                table.append(reasons)
-            code[i] = c
-            rid[i] = j
-        return cls(code, rid, table)
-
-    @classmethod
     def from_choice(cls, choice: np.ndarray, statuses: list[tuple[Code, tuple[str, ...]]]) -> "NodeStatuses":
         """Per node an index into `statuses`, 1-based (0 = pass): vectorised, no loop over nodes."""
         choice = np.asarray(choice, dtype=np.int32)

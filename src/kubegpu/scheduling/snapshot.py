@@ -9,7 +9,7 @@ preemption dry run, gang placement and the defrag planner.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -273,10 +273,6 @@ class SchedulingSnapshot:
     def node_of(self, pod_key: str) -> int | None:
         s = self.slot.get(pod_key)
         return int(self.pod_node[s]) if s is not None and self.alive[s] else None
-
-    def bound_infos(self) -> Iterator[PodInfo]:
-        for s in np.flatnonzero(self.alive[: len(self._pods)]):
-            yield self.info_at(int(s))
 
     # ------------------------------------------------------------ taints
     def _taint_groups(self) -> None:

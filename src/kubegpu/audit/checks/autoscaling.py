@@ -9,7 +9,7 @@ from typing import Any, Iterator
 from kubegpu.audit.context import AuditContext
 from kubegpu.audit.findings import CLUSTER_OBJECT, Hit, Patch
 from kubegpu.audit.workloads import controller_templates
-from kubegpu.model.kinds import GenericObject, Workload
+from kubegpu.model.kinds import GenericObject
 from kubegpu.model.pools import node_pool
 from kubegpu.model.timeutil import parse_duration
 from kubegpu.model.autoscaler import ClusterAutoscaler, find_cluster_autoscalers
