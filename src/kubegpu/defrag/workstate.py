@@ -74,18 +74,26 @@ class WorkState:
 
     def dest_ok(self, p: int, forbidden: np.ndarray) -> np.ndarray:
         """bool[n]: where candidate p's replacement fits now."""
-        ok = self.problem.dest_mask(p) & ~forbidden & self.room(p)
+        ok = self.problem.dest_mask(p) & ~forbidden
+        idx = np.flatnonzero(ok)
+        ok[idx] = self.room(p, idx)
         for q, n in self.banned:
             if q == p:
                 ok[n] = False
         return ok
 
-    def room(self, p: int, rows: slice = slice(None)) -> np.ndarray:
+    def room(self, p: int, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
         """bool over `rows`: nodes with room for candidate p now (the scheduler's arithmetic, then devices)."""
         prob = self.problem
+        if isinstance(rows, slice):
+            rows = np.arange(*rows.indices(len(self.free)))
         ok = fits_requests(self.free[rows], prob.vec[p], self.pods_free[rows])
-        return ok & device_room(self.dev_free[rows], prob.dev_total[rows], whole=int(prob.whole_gpus[p]),
-                                milli=prob.shared_milli(p))
+        whole, milli = int(prob.whole_gpus[p]), prob.shared_milli(p)
+        if whole or milli:  # devices only where the requests fit (few rows)
+            sel = np.flatnonzero(ok)
+            at = rows[sel]
+            ok[sel] = device_room(self.dev_free[at], prob.dev_total[at], whole=whole, milli=milli)
+        return ok
 
     def room_at(self, p: int, m: int) -> bool:
         """`room` on node m alone (the same rule on a one-row view)."""
