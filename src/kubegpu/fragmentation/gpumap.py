@@ -6,7 +6,8 @@ Device states:
   * free: entirely free and usable by the reference pod size (the largest size of the demand);
   * stranded: free GPU that a pod of the reference size cannot use — exactly the devices that
     `stranded_by_size[reference_size]` counts (a partly-used device's free share included);
-  * unavailable: free, on a node that is cordoned (also counted as stranded by `stranded_by_size`).
+  * unavailable: free, on a node that takes no new pods (cordoned or NotReady: `scheduling.nodeready`; also
+    counted as stranded by `stranded_by_size`).
 The Kubernetes API does not say which device index a pod holds (the device plugin assigns them
 inside the kubelet), so pods are *packed* onto devices in a stable order: the picture shows how
 many devices each owner holds, not which ones.
