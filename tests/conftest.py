@@ -52,3 +52,48 @@ def run_kubegpu():
                               env=full_env, input=input, timeout=timeout)
 
     return run
+
+
+# ---------------------------------------------------------------------------------------------------
+# Test lanes. Markers (registered in pyproject.toml) are applied here from what a test uses, so a new
+# test lands in the right lane without remembering to mark it:
+#   browser    - drives Chromium through Playwright
+#   live       - starts the test Kubernetes API server (tests/apiserver) or talks to it
+#   subprocess - spawns the real CLI or another process
+#   slow       - any of the above, or a module listed in SLOW_MODULES (measured: several seconds each)
+# The inner loop is `python3 -m pytest -m "not slow"`; `python3 -m pytest` (and .ci/run) runs everything.
+LIVE_FIXTURES = frozenset({"apiserver", "tls_apiserver", "live_server", "eviction_server"})
+SLOW_MODULES = frozenset({
+    "hostile/test_fuzz.py", "hostile/test_outputs.py", "hostile/test_inputs.py", "hostile/test_signals.py",
+    "defrag/test_crash.py", "simulate/test_sweep.py", "simulate/test_inflation.py", "simulate/test_reference_oracle.py",
+    "simulate/test_scenarios.py", "simulate/test_trace.py", "scheduling/test_volume_matching.py",
+    "defrag/test_journal.py", "web/test_prometheus.py", "web/test_helm.py", "fragmentation/test_shapes.py",
+})
+_TEXT: dict[str, str] = {}
+
+
+def _module_text(path: Path) -> str:
+    key = str(path)
+    if key not in _TEXT:
+        _TEXT[key] = path.read_text(errors="replace")
+    return _TEXT[key]
+
+
+def pytest_collection_modifyitems(config, items):
+    root = Path(__file__).parent
+    for item in items:
+        path = Path(str(item.path))
+        rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+        text = _module_text(path) if path.suffix == ".py" else ""
+        lanes = set()
+        if "playwright" in text:
+            lanes.add("browser")
+        if LIVE_FIXTURES & set(item.fixturenames) or "FakeApiServer" in text or "apiserver" in text:
+            lanes.add("live")
+        if "run_kubegpu" in item.fixturenames or "subprocess" in text or "Popen" in text or rel.startswith(
+                ("face/", "hostile/", "cli/")):
+            lanes.add("subprocess")
+        if lanes or rel in SLOW_MODULES:
+            lanes.add("slow")
+        for lane in sorted(lanes):
+            item.add_marker(getattr(pytest.mark, lane))

@@ -250,6 +250,7 @@ class ClusterEmulator:
     def _bind(self, pod: dict) -> None:
         from kubegpu.model.kinds import Pod
         from kubegpu.model.decode import decode_object
+        from kubegpu.scheduling.cycle import filter_pod
         from kubegpu.scheduling.snapshot import SchedulingSnapshot
 
         key = ObjectKey(*PODS, pod["metadata"]["namespace"], pod["metadata"]["name"])
@@ -260,7 +261,7 @@ class ClusterEmulator:
         snap = SchedulingSnapshot.from_cluster(state)
         obj = decode_object(msgspec.Raw(json.dumps({**stored, "apiVersion": "v1", "kind": "Pod"}).encode()))
         assert isinstance(obj, Pod)
-        outcome = snap.filter_pod(obj)
+        outcome = filter_pod(snap, obj)
         feasible = [snap.names[i] for i in outcome.feasible]
         if not feasible:
             return  # stays Pending, as it would on a real cluster

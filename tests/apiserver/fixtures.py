@@ -29,12 +29,10 @@ def shared_objects() -> list[dict]:
     return objects
 
 
-def demo_objects(variant: str = "pitfalls") -> list[dict] | None:
-    """The embedded demo cluster's objects, or None while kubegpu.sources.demo is not available."""
-    try:
-        from kubegpu.sources.demo import demo_objects as build
-    except ImportError:
-        return None
+def demo_objects(variant: str = "pitfalls") -> list[dict]:
+    """The embedded demo cluster's objects (a fresh copy: tests mutate them)."""
+    from kubegpu.sources.demo import demo_objects as build
+
     return [copy.deepcopy(o) for o in build(variant)]
 
 

@@ -114,24 +114,6 @@ def test_findings_are_grouped_by_pitfall_worst_group_first():
     assert [x.id for x in ordered] == ["KG-102", "KG-101", "KG-505", "KG-501", "KG-703"]
 
 
-def test_pending_reason_falls_back_to_the_event_without_the_explain_engine(monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "kubegpu.explain.summary", None)  # import fails: engine absent
-    report = run_audit(load(HERE / "KG-201" / "fail-pending-with-event.yaml"), checks=["KG-201"])
-    # kubeflow/kubeflow #794's event text, verbatim
-    assert [f.message for f in report.findings] == ["Pending: 0/6 nodes are available: 6 Insufficient nvidia.com/gpu."]
-
-
-def test_pending_reason_from_gpu_arithmetic_when_nothing_else_says(monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "kubegpu.explain.summary", None)
-    report = run_audit(load(HERE / "KG-101" / "fail-one-free-gpu-per-node.yaml"), checks=["KG-201"])
-    assert [f.message for f in report.findings] == [
-        "Pending: needs 2 GPUs; the most free on one schedulable node is 1"]
-
-
 def test_empty_state_audits_cleanly():
     report = run_audit(ClusterState([]))
     assert report.findings == [] and report.score == 100
@@ -141,3 +123,31 @@ def test_default_config_is_the_catalog():
     from kubegpu.audit import CATALOG_BY_ID
 
     assert AuditConfig().param(CATALOG_BY_ID["KG-801"], "min_pods") == 4
+
+
+def test_scheduler_config_in_a_configmap_goes_through_the_alias_bomb_guard():
+    """Cluster-provided YAML is read by sources.safe_yaml: a billion-laughs ConfigMap is refused (and
+    skipped), so its Coscheduling profile does not count; the same profile without the bomb does."""
+    from kubegpu.audit.checks.gang_enforcement import served_gangs
+    from kubegpu.audit.context import AuditContext
+    from kubegpu.model.decode import decode_object
+
+    profile = ("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+               "- schedulerName: gang\n  plugins:\n    multiPoint:\n      enabled:\n      - name: Coscheduling\n")
+    bomb = "a: &a [x,x,x,x,x,x,x,x,x,x]\n"
+    prev = "a"
+    for level in "bcdefghi":
+        bomb += f"{level}: &{level} [" + ",".join([f"*{prev}"] * 10) + "]\n"
+        prev = level
+    scheduler = decode_object({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "sp", "namespace": "kube-system"},
+                               "spec": {"containers": [{"name": "s", "image":
+                                                        "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.31"}]},
+                               "status": {"phase": "Running"}})
+
+    def served(text):
+        cm = decode_object({"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": "s", "namespace": "kube-system"}, "data": {"config.yaml": text}})
+        return served_gangs(AuditContext(ClusterState([scheduler, cm])))
+
+    assert served(profile) == {"gang": {"coscheduling"}}
+    assert served(profile + bomb) == {"scheduler-plugins-scheduler": {"coscheduling"}}

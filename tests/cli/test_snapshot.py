@@ -40,8 +40,7 @@ def status_json(run_kubegpu, *source: str) -> dict:
 
 def test_demo_round_trip_is_exact(run_kubegpu, tmp_path):
     demo = run_kubegpu("status", "--demo", "-o", "json")
-    if demo.returncode != 0 and "demo" in demo.stderr:
-        pytest.skip(f"the demo cluster is not available yet: {demo.stderr.strip()}")
+    assert demo.returncode == 0, demo.stderr
     out = tmp_path / "demo.json"
     result = run_kubegpu("snapshot", "--demo", "--file", str(out))
     assert result.returncode == 0, result.stderr

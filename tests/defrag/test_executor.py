@@ -16,6 +16,7 @@ from builders import pdb, pod
 from livecluster import FakeClock, namespace, options, resume_plan, run_plan, gang_and_pinned_objects, refuse_evictions
 
 from kubegpu.defrag import Goal, plan_defrag
+from kubegpu.scheduling.cycle import filter_pod
 from kubegpu.defrag.api import LightkubeApi
 from kubegpu.defrag.executor import Executor
 from kubegpu.defrag.journal import Journal
@@ -38,7 +39,7 @@ def test_apply_cordons_evicts_in_order_waits_and_uncordons(world):
 
     state = w.emulator.state()
     snap = SchedulingSnapshot.from_cluster(state)
-    assert snap.filter_pod(state.pod("ml", "big")).fits[snap.index[w.plan.targets[0].node]]
+    assert filter_pod(snap, state.pod("ml", "big")).fits[snap.index[w.plan.targets[0].node]]
     events = _events(w)
     assert events[0] == "plan" and events[-1] == "finished"
     assert events.index("cordon-request") < events.index("cordoned") < events.index("evict-request")

@@ -8,13 +8,14 @@ from builders import cluster, fragmented, gpu_node, pdb, pod, podgroup
 
 from kubegpu.defrag import Goal, after_state, plan_defrag
 from kubegpu.errors import InputError, UsageError
+from kubegpu.scheduling.cycle import filter_pod
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 
 
 def _fits_after(state, plan, key):
     after = after_state(state, plan)
     ns, _, name = key.partition("/")
-    outcome = SchedulingSnapshot.from_cluster(after).filter_pod(after.pod(ns, name))
+    outcome = filter_pod(SchedulingSnapshot.from_cluster(after), after.pod(ns, name))
     return outcome.schedulable, [after.nodes[i].name for i in outcome.feasible]
 
 
@@ -80,7 +81,7 @@ def test_gangs_move_whole_and_pending_gangs_are_planned_together():
     snap = SchedulingSnapshot.from_cluster(after)
     for t in plan.targets:
         p = after.pod("ml", t.pod.split("/")[1])
-        assert snap.filter_pod(p).fits[snap.index[t.node]]
+        assert filter_pod(snap, p).fits[snap.index[t.node]]
         snap.assume(p, t.node)
 
 
@@ -203,7 +204,32 @@ def test_planner_room_is_the_scheduling_cores_fit(bound, want, cpu):
     objs.append(pod("want", None, want, cpu=cpu, kind="Job", controller="want"))
     st = cluster(objs)
     target = st.pod("ml", "want")
-    core = SchedulingSnapshot.from_cluster(st).filter_pod(target)
+    core = filter_pod(SchedulingSnapshot.from_cluster(st), target)
     problem = build_problem(st)
     (spec,) = _pod_targets(problem, [target])
     assert WorkState.start(problem).target_fits(spec).tolist() == core.fits.tolist()
+
+
+def _shared(res: dict) -> dict:
+    """Turn a builder object's nvidia.com/gpu into time-sliced nvidia.com/gpu.shared units."""
+    return {("nvidia.com/gpu.shared" if k == "nvidia.com/gpu" else k): v for k, v in res.items()}
+
+
+def test_target_gpus_of_a_time_sliced_pod_are_its_gpu_demand():
+    # NVIDIA time-slicing with renameByDefault: nvidia.com/gpu.shared, 4 replicas per device
+    nodes = []
+    for name in ("ts-a", "ts-b"):
+        n = gpu_node(name, gpus=4, labels={"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.count": "1"})
+        n["status"]["allocatable"] = n["status"]["capacity"] = _shared(n["status"]["allocatable"])
+        nodes.append(n)
+    pods = [pod(f"s{i}", node, gpus=1, cpu="1", memory="1Gi") for i, node in
+            enumerate(["ts-a", "ts-a", "ts-a", "ts-b", "ts-b", "ts-b"])]
+    pods.append(pod("want2", None, gpus=2, cpu="1", memory="1Gi", kind=None))
+    for p in pods:
+        for c in p["spec"]["containers"]:
+            c["resources"] = {k: _shared(v) for k, v in c["resources"].items()}
+    st = cluster([*nodes, *pods])
+    plan = plan_defrag(st, Goal(kind="pod", pod="ml/want2"))
+    assert plan.feasible and len(plan.moves) == 1
+    # two of four replicas are half of one device: one GPU device (it read 0 from nvidia.com/gpu before)
+    assert [t.gpus for t in plan.targets] == [1]

@@ -113,3 +113,15 @@ def test_pending_summary_for_doctor(reports):
     rows = pending_summary(reports[1])
     assert {row.pod for row in rows} >= {"default/want4", "default/notol", "default/infer"}
     assert all(row.reason.startswith("0/7 nodes are available") for row in rows)
+
+
+def test_a_mig_gang_is_labelled_by_its_gpu_demand():
+    # MIG mixed strategy: one 3g.40gb slice is 3/7 of a GPU (GpuDemand), not "N pods"
+    mig = {"nvidia.com/mig-3g.40gb": "2"}
+    docs = [node("mig-0", labels={"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.count": "1"},
+                 extra=mig)]
+    docs += [pod(f"m-{i}", extra={"nvidia.com/mig-3g.40gb": "1"}, labels=GANG,
+                 annotations={"scheduling.k8s.io/group-name": "g"}) for i in range(3)]
+    docs += [obj("PodGroup", "g", ns="default", api="scheduling.x-k8s.io/v1alpha1", spec={"minMember": 3})]
+    report = explain_all(cluster(*docs))[0]
+    assert report.gang.summary.startswith("gang of 3 x 0.428 GPUs")

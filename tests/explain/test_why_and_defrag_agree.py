@@ -9,6 +9,7 @@ from kubegpu.explain import explain_pod
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.sources.demo import demo_objects
 from kubegpu.sources.documents import Documents, load_cluster
+from kubegpu.scheduling.cycle import filter_pod
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def test_no_move_plan_is_searched_when_the_allowed_nodes_lack_the_room_in_total(
 
     snap = SchedulingSnapshot.from_cluster(demo)
     pod = _pending(demo, "sft-mixtral")
-    assert room_anywhere(snap, snap.filter_pod(pod))
+    assert room_anywhere(snap, filter_pod(snap, pod))
     free = int((snap.alloc - snap.requested)[:, snap.column["nvidia.com/gpu"]].sum())
     import msgspec
 
@@ -58,4 +59,4 @@ def test_no_move_plan_is_searched_when_the_allowed_nodes_lack_the_room_in_total(
 
     big = with_resource(pod, "nvidia.com/gpu", free + 1)
     big = msgspec.structs.replace(big, metadata=msgspec.structs.replace(big.metadata, name="too-big"))
-    assert not room_anywhere(snap, snap.filter_pod(big))
+    assert not room_anywhere(snap, filter_pod(snap, big))

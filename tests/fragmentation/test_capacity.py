@@ -51,3 +51,10 @@ def test_frag_report_contract():
     assert r.fragmentation.amount_milli_gpu == 2500
     assert r.fragmentation.rate == pytest.approx(2500 / 18000, abs=1e-4)
     assert [p.pool for p in r.pools] == ["a100"]
+
+
+def test_a_node_at_its_pod_limit_counts_no_k_gpu_pod():
+    # upstream NodeResourcesFit: a node without a free pod slot fails with "Too many pods"
+    s = PlacementState(names=["full", "two-slots"], cpu_alloc=[64_000] * 2, mem_alloc=[GIB] * 2,
+                       dev_total=[[1000] * 8] * 2, pods_alloc=[110, 3], pods_used=[110, 1])
+    assert fits_by_size(s) == {1: 2, 2: 2, 4: 2, 8: 1}

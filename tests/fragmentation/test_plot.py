@@ -88,3 +88,21 @@ def test_a_large_map_says_how_many_nodes_it_shows():
     title = fig.axes[0].get_title()
     assert "10 GPU nodes (4 with the most stranded GPU shown)" in title
     assert len(fig.axes[0].get_yticklabels()) == 4
+
+
+@pytest.mark.parametrize("variant", ["pitfalls", "clean"])
+def test_map_owners_are_the_node_tables_packing(variant):
+    """Each device's owners hold exactly its used_milli (one packing: NodeTable.pod_devices)."""
+    from kubegpu.model.nodetable import NodeTable
+
+    state = demo_state(variant)
+    table = NodeTable.from_cluster(state)
+    gmap = gpu_map(state, cluster_frag_report(state), cluster_mix(state), table=table)
+    checked = 0
+    for n in gmap.nodes:
+        for d in n.devices:
+            held = sum(int(table.pod_devices[p][d.index]) for p in d.pods)
+            assert held == d.used_milli, (n.name, d.index, d.pods)
+            assert (d.pod is None) == (not d.pods) and (d.pod is None or d.pod == d.pods[0])
+            checked += bool(d.pods)
+    assert checked > 10

@@ -5,6 +5,7 @@ from sched_builders import GPU, cluster, node, obj, pod
 
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion
+from kubegpu.scheduling.cycle import filter_pod
 
 TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 
@@ -12,7 +13,7 @@ TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 def outcome(*docs, target="p", version="1.36.3"):
     st = cluster(*docs)
     snap = SchedulingSnapshot.from_cluster(st)
-    return snap.filter_pod(st.pod("default", target), version=KubeVersion.parse(version))
+    return filter_pod(snap, st.pod("default", target), version=KubeVersion.parse(version))
 
 
 def first(o, i=0):

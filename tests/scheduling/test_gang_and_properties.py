@@ -7,6 +7,7 @@ from hypothesis import strategies as hs
 
 from kubegpu.scheduling.gang import find_gangs, gang_marker, place_gang
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
+from kubegpu.scheduling.cycle import filter_pod
 
 
 def test_gang_markers_of_each_system():
@@ -52,7 +53,7 @@ def test_a_pod_that_fits_really_fits(bound, want_gpu, want_cpu, pod_limit):
     nodes = [node(f"n{i}", cpu="16", gpus=8, pods=str(pod_limit)) for i in range(4)]
     pods = [pod(f"b{k}", node_name=f"n{i}", gpus=g, cpu=str(c)) for k, (i, g, c) in enumerate(bound)]
     st = cluster(*nodes, *pods, pod("p", gpus=want_gpu, cpu=str(want_cpu)))
-    o = SchedulingSnapshot.from_cluster(st).filter_pod(st.pod("default", "p"))
+    o = filter_pod(SchedulingSnapshot.from_cluster(st), st.pod("default", "p"))
     for i in range(4):
         here = [(g, c) for n, g, c in bound if n == i]
         fits = (sum(g for g, _ in here) + want_gpu <= 8 and sum(c for _, c in here) + want_cpu <= 16

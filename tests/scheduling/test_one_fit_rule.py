@@ -9,6 +9,7 @@ from kubegpu.audit.context import AuditContext
 from kubegpu.fragmentation.capacity import pods_that_fit
 from kubegpu.fragmentation.cluster import cluster_placement, pod_task
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
+from kubegpu.scheduling.cycle import filter_pod
 
 _bound = hs.lists(hs.tuples(hs.integers(0, 3), hs.integers(0, 8), hs.integers(0, 16), hs.integers(0, 64)),
                   max_size=10)
@@ -25,7 +26,7 @@ def test_placement_fit_mask_is_the_scheduling_cores_verdict(bound, gpus, cpu, me
             for k, (i, g, c, m) in enumerate(bound)]
     st = cluster(*nodes, *pods, pod("p", gpus=gpus, cpu=str(cpu), memory=f"{mem_gi}Gi"))
     wanted = st.pod("default", "p")
-    core = SchedulingSnapshot.from_cluster(st).filter_pod(wanted).fits
+    core = filter_pod(SchedulingSnapshot.from_cluster(st), wanted).fits
     state = cluster_placement(st)
     assert state.fit_mask(pod_task(st, wanted)).tolist() == [bool(f) for f in core]
     assert [state.fits_on(pod_task(st, wanted), i) for i in range(4)] == [bool(f) for f in core]

@@ -6,12 +6,13 @@ from kubegpu.explain.report import event_message
 from kubegpu.scheduling.preemption import dry_run, pdb_violations
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion
+from kubegpu.scheduling.cycle import filter_pod
 
 
 def run(*docs, target="p", version="1.36.3"):
     st = cluster(*docs)
     snap = SchedulingSnapshot.from_cluster(st)
-    o = snap.filter_pod(st.pod("default", target), version=KubeVersion.parse(version))
+    o = filter_pod(snap, st.pod("default", target), version=KubeVersion.parse(version))
     r = dry_run(snap, o)
     return o, r, event_message(o, r)
 

@@ -8,6 +8,7 @@ from sched_builders import cluster, node, pod
 from kubegpu.model.resources import pod_requests
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion
+from kubegpu.scheduling.cycle import filter_pod
 
 V = KubeVersion(1, 34, 2)
 AFFINITY_REASON = "node(s) didn't match Pod's node affinity/selector"
@@ -17,7 +18,7 @@ PORTS_REASON = "node(s) didn't have free ports for the requested pod ports"
 def first(*objs, target="p"):
     st = cluster(*objs)
     snap = SchedulingSnapshot.from_cluster(st)
-    o = snap.filter_pod(st.pod("default", target), version=V)
+    o = filter_pod(snap, st.pod("default", target), version=V)
     return o, [o.first_status(i) for i in range(len(snap.nodes))]
 
 

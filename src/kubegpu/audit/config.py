@@ -25,6 +25,10 @@ import yaml
 from kubegpu.audit.catalog import CATALOG_BY_ID, CheckInfo
 from kubegpu.audit.findings import Severity
 from kubegpu.errors import InputError
+from kubegpu.model.quantity import parse_quantity
+from kubegpu.model.timeutil import parse_duration
+from kubegpu.sources.bounded import read_bounded  # bounded in size and, for FIFOs, in time
+from kubegpu.sources.safe_yaml import load_yaml_documents
 
 IGNORE_ANNOTATION = "kubegpu.io/ignore"
 
@@ -121,8 +125,6 @@ def param_problem(default: Any, value: Any) -> str | None:
 
     A parameter of the wrong type would otherwise silently disable its check (`min: soon`).
     """
-    from kubegpu.model.quantity import parse_quantity
-    from kubegpu.model.timeutil import parse_duration
 
     if isinstance(default, bool) or isinstance(value, bool):
         return None if isinstance(value, bool) == isinstance(default, bool) else f"expected true or false, got {value!r}"
@@ -149,8 +151,6 @@ def param_problem(default: Any, value: Any) -> str | None:
 
 def load_config(path: str | Path) -> AuditConfig:
     """Read and validate a YAML or JSON config file."""
-    from kubegpu.sources.bounded import read_bounded  # bounded in size and, for FIFOs, in time
-    from kubegpu.sources.safe_yaml import load_yaml_documents
 
     raw = read_bounded(path, where=str(path), max_bytes=16 << 20)
     try:

@@ -18,6 +18,13 @@ from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import MILLI
 from kubegpu.model.kinds import GenericObject, Node, Pod, Workload
 from kubegpu.model.nodetable import NodeTable
+from kubegpu.explain.summary import pending_summary
+from kubegpu.fragmentation.cluster import cluster_frag_report
+from kubegpu.scheduling.filters.noderesources import NAME as RESOURCE_FILTER
+from kubegpu.scheduling.fit import devices_with_room
+from kubegpu.scheduling.nodeready import table_takes_new_pods
+from kubegpu.scheduling.cycle import filter_pod
+from kubegpu.scheduling.snapshot import SchedulingSnapshot
 
 
 class AuditContext:
@@ -62,20 +69,12 @@ class AuditContext:
 
     @cached_property
     def pending_summaries(self) -> list | None:
-        """The explain engine's one-line summary per Pending GPU pod (None without the engine)."""
-        try:
-            from kubegpu.explain.summary import pending_summary
-        except ImportError:
-            return None
+        """The explain engine's one-line summary per Pending GPU pod."""
         return pending_summary(self.state)
 
     @cached_property
     def frag_report(self) -> Any:
-        """The fragmentation engine's report of this cluster (None without the engine)."""
-        try:
-            from kubegpu.fragmentation.cluster import cluster_frag_report
-        except ImportError:
-            return None
+        """The fragmentation engine's report of this cluster."""
         return cluster_frag_report(self.state)
 
     @cached_property
@@ -88,11 +87,8 @@ class AuditContext:
         t = self.table
         if t.n == 0:
             return np.zeros(0, dtype=np.int64)
-        from kubegpu.scheduling.fit import devices_with_room
-        from kubegpu.scheduling.nodeready import nodes_taking_new_pods
-
         free = devices_with_room(t.dev_free, MILLI)
-        return np.where(nodes_taking_new_pods(self.state.nodes), free, 0)
+        return np.where(table_takes_new_pods(t), free, 0)
 
     def model_mask(self, models: frozenset[str] | None) -> np.ndarray:
         """bool[n]: nodes whose GPU model is one of `models` (all GPU nodes when None)."""
@@ -103,32 +99,24 @@ class AuditContext:
         return np.isin(t.gpu_model, wanted)
 
     @cached_property
-    def _scheduling(self):
-        from kubegpu.scheduling.snapshot import SchedulingSnapshot
-
+    def scheduling(self) -> SchedulingSnapshot:
         return SchedulingSnapshot.from_cluster(self.state)
+
+    @cached_property
+    def _state_order(self) -> np.ndarray:
+        """int[len(state.nodes)]: each node's row in the scheduling snapshot."""
+        index = self.scheduling.index
+        return np.asarray([index[node.name] for node in self.state.nodes], dtype=np.int64)
 
     def resource_only_nodes(self, pod: Pod) -> np.ndarray:
         """bool[n] (state.nodes order): nodes where only resources keep the pod out.
 
-        Every other filter of the scheduling core (taints, affinity, ports, volumes...) passes there;
-        without the scheduling core, the pod's GPU-model pin is the only other rule applied.
+        Every other filter of the scheduling core (taints, affinity, ports, volumes...) passes
+        there, and the node has the pod's GPU model.
         """
         demand = self.state.gpu_demand(pod)
-        try:
-            outcome = self._scheduling.filter_pod(pod)
-        except ImportError:
-            return self.model_mask(demand.models)
-        n = len(self.state.nodes)
-        if outcome.prefilter is not None:
-            return np.zeros(n, dtype=bool)
-        ok = np.ones(outcome.num_nodes, dtype=bool) if outcome.allowed is None else outcome.allowed.copy()
-        for plugin, result in zip(outcome.plugins, outcome.results):
-            if plugin != "NodeResourcesFit":
-                ok &= result.code == 0
-        order = {node.name: i for i, node in enumerate(self._scheduling.nodes)}
-        return np.asarray([ok[order[node.name]] for node in self.state.nodes], dtype=bool) & self.model_mask(
-            demand.models)
+        ok = filter_pod(self.scheduling, pod).mask_except(RESOURCE_FILTER)
+        return ok[self._state_order] & self.model_mask(demand.models)
 
     # ---------------------------------------------------------------- pods
     def pod_gpus(self, pod: Pod) -> int:

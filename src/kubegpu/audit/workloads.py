@@ -14,16 +14,13 @@ from typing import Any, Iterator
 import msgspec
 
 from kubegpu.model.cluster import ClusterState
-from kubegpu.model.gpu import GPU, GPU_SHARED, MIG_PREFIX
+from kubegpu.model.gpu import pod_gpu_demand
 from kubegpu.model.kinds import GenericObject, KubeObject, Pod, Workload
 from kubegpu.model.objects import ObjectMeta, PodSpec
 from kubegpu.model.resources import pod_requests
 from kubegpu.model.loose import loose
-from kubegpu.model.workload_class import workload_class
+from kubegpu.model.workload_class import DISTRIBUTED_KINDS, RENDEZVOUS_ENV, workload_class
 
-RENDEZVOUS_ENV = ("MASTER_ADDR", "PET_MASTER_ADDR", "PET_RDZV_ENDPOINT", "PET_NNODES")
-DISTRIBUTED_KINDS = frozenset({"PyTorchJob", "MPIJob", "TFJob", "TrainJob", "XGBoostJob", "PaddleJob", "JAXJob",
-                               "JobSet", "RayJob", "RayCluster", "LeaderWorkerSet"})
 
 
 @dataclass(frozen=True)
@@ -95,14 +92,10 @@ class GpuWorkload:
         return [t.labels for t in self.templates] + [p.labels for p in self.pods]
 
 
-def gpu_count(requests: dict[str, int]) -> int:
-    """GPU units a pod asks for: whole/shared GPUs plus MIG slices."""
-    return requests.get(GPU, 0) + requests.get(GPU_SHARED, 0) + sum(
-        v for k, v in requests.items() if k.startswith(MIG_PREFIX))
-
-
 def spec_gpu_count(spec: PodSpec, *, name: str = "template") -> int:
-    return gpu_count(pod_requests(Pod(metadata=ObjectMeta(name=name), spec=spec)))
+    """GPU devices a pod of this template takes (its GpuDemand, read without a node)."""
+    pod = Pod(metadata=ObjectMeta(name=name), spec=spec)
+    return pod_gpu_demand(pod, pod_requests(pod)).num_gpu
 
 
 def env_value(specs: list[PodSpec], name: str) -> str | None:
@@ -238,7 +231,7 @@ def gpu_workloads(state: ClusterState) -> list[GpuWorkload]:
                     group.templates.append(PodTemplate(labels=pod.labels, annotations=pod.annotations,
                                                        spec=pod.spec, replicas=1))
         counts = [spec_gpu_count(t.spec) for t in group.templates]
-        counts += [gpu_count(state.pod_requests(p)) for p in group.pods]
+        counts += [state.gpu_demand(p).num_gpu for p in group.pods]
         group.gpus_per_pod = max(counts, default=0)
         if group.gpus_per_pod > 0:
             out.append(group)

@@ -75,10 +75,6 @@ def yaml_list_chunks(items: Iterable[Any]) -> Iterator[bytes]:
         yield b"[]\n"
 
 
-def dump_yaml(data: Any) -> str:
-    return b"".join(yaml_chunks(data)).decode()
-
-
 # ---------------------------------------------------------------------------------------------
 # Emitting results.
 

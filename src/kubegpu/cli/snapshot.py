@@ -58,11 +58,6 @@ def snapshot_chunks(docs: Documents, *, server_version: str | None, captured_at:
     yield b"\n]}\n"
 
 
-def snapshot_bytes(docs: Documents, *, server_version: str | None, captured_at: str) -> bytes:
-    """The whole JSON List at once (small snapshots and tests; the command streams)."""
-    return b"".join(snapshot_chunks(docs, server_version=server_version, captured_at=captured_at))
-
-
 def _kind_counts(state) -> str:
     counts = Counter(obj.kind for obj in state.objects)
     top = ", ".join(f"{n} {kind}" for kind, n in counts.most_common(6))

@@ -21,6 +21,8 @@ def _print_report(con, report, wide: bool) -> None:
         return
     if report.schedulable:
         con.print("  fits now: kube-scheduler can place it")
+        for note in report.notes:
+            con.print("  [dim]note:[/] " + literal(note))
         return
     con.print(f"  [bold]event:[/] {literal(report.message)}")
     if report.observed_message and not report.matches_observed:
@@ -43,8 +45,8 @@ def _print_report(con, report, wide: bool) -> None:
         for col in ("NODE", "POOL", "FIRST FILTER", "EVERY BLOCKER"):
             table.add_column(col)
         for n in report.nodes or []:
-            every = "; ".join(f"{f.plugin}: " + ("; ".join(f.detail) if f.detail else ", ".join(f.reasons))
-                              for f in n.failing)
+            every = "; ".join([f"{f.plugin}: " + ("; ".join(f.detail) if f.detail else ", ".join(f.reasons))
+                               for f in n.failing] + n.notes)
             table.add_row(literal(n.name), literal(n.pool or "-"), n.plugin or ("fits" if n.fits else "-"), literal(every or "-"))
         con.print(table)
     if report.remedies:

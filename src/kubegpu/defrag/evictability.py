@@ -15,14 +15,10 @@ from dataclasses import dataclass
 
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import Pod
+from kubegpu.model.workload_class import DISTRIBUTED_KINDS
 
 # Controller kinds that recreate an evicted pod (a Deployment's pods are owned by its ReplicaSet).
-RECREATING_CONTROLLERS = frozenset({
-    "ReplicaSet", "ReplicationController", "StatefulSet", "Job",
-    # Kubeflow training-operator v1 and Trainer v2, and the batch APIs that run training gangs
-    "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob", "MXJob", "TrainJob",
-    "JobSet", "LeaderWorkerSet", "RayCluster", "RayJob",
-})
+RECREATING_CONTROLLERS = frozenset({"ReplicaSet", "ReplicationController", "StatefulSet", "Job"}) | DISTRIBUTED_KINDS
 DAEMONSET = "DaemonSet"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 CA_SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"

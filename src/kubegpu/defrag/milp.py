@@ -230,10 +230,7 @@ def _replay(work: WorkState, units: list[int], dest: dict[int, int]) -> WorkStat
             ok = True
             for p in members:
                 m = dest[p]
-                need_whole = int(prob.whole_gpus[p])
-                req = prob.vec[p] > 0
-                if not ((trial.free[m][req] >= prob.vec[p][req]).all() and trial.pods_free[m] >= 1
-                        and (not need_whole or trial.whole_free()[m] >= need_whole)):
+                if not trial.room_at(p, m):
                     ok = False
                     break
                 trial._place(p, m)

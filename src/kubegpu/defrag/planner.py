@@ -31,6 +31,7 @@ from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, clus
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import Pod
 from kubegpu.scheduling.gang import find_gangs
+from kubegpu.scheduling.cycle import filter_pod
 
 VERIFY_ROUNDS = 4
 
@@ -113,7 +114,7 @@ def _verify(problem: DefragProblem, work: WorkState, beneficiaries: dict[str, Po
         for p in members:
             m = work.moved[p]
             rep = replacement_of(problem.pods[p])
-            outcome = snap.filter_pod(rep)
+            outcome = filter_pod(snap, rep)
             if not outcome.fits[m]:
                 return p, m
             snap.assume(rep, m)
@@ -121,7 +122,7 @@ def _verify(problem: DefragProblem, work: WorkState, beneficiaries: dict[str, Po
         pod = beneficiaries.get(label)
         if pod is None:
             continue
-        outcome = snap.filter_pod(pod)
+        outcome = filter_pod(snap, pod)
         if not outcome.fits[n]:
             status = outcome.first_status(n)
             return f"{pod.key} would still not fit on {problem.names[n]}: {status.message or status.plugin}"
@@ -308,10 +309,7 @@ def _assemble(state: ClusterState, problem: DefragProblem, goal: Goal, work: Wor
         if goal.kind == "empty-nodes":
             targets = [Target(node=name) for name in _emptied(problem, work)]
         elif goal.kind == "pod":
-            snap = problem.snapshot
-            gpu = snap.column.get("nvidia.com/gpu")
-            targets = [Target(pod=label, node=problem.names[n],
-                              gpus=int(snap.state.requests.get(label, {}).get("nvidia.com/gpu", 0)) if gpu else 0)
+            targets = [Target(pod=label, node=problem.names[n], gpus=_target_gpus(state, label, problem.names[n]))
                        for label, n in work.hosted]
     moved = {m.pod for m in moves}
     plan = Plan(goal=goal, feasible=work is not None, message="", moves=moves, targets=targets,
@@ -333,6 +331,12 @@ def _assemble(state: ClusterState, problem: DefragProblem, goal: Goal, work: Wor
         plan.message = (f"{goal.describe()}: {len(moves)} move(s) in {len(work.order)} step(s), "
                         f"{plan.total_cost_gpu_hours:g} GPU-hours of work lost")
     return plan
+
+
+def _target_gpus(state: ClusterState, key: str, node: str) -> int:
+    """GPU devices the pod takes on `node` (its GpuDemand read there: whole, shared, MIG alike)."""
+    pod = state.pod(*key.split("/", 1))
+    return state.gpu_demand(pod, node).num_gpu if pod is not None else 0
 
 
 def _emptied(problem: DefragProblem, work: WorkState) -> list[str]:

@@ -6,12 +6,15 @@ to look at the full plan (and, with --apply, carry it out).
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import msgspec
 
 from kubegpu.defrag.plan import Goal
 from kubegpu.defrag.planner import plan_defrag
 from kubegpu.errors import KubegpuError
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.kinds import Pod
 
 
 class PreviewMove(msgspec.Struct, frozen=True, kw_only=True):
@@ -34,19 +37,25 @@ class DefragPreview(msgspec.Struct, frozen=True, kw_only=True):
     command: str | None = None
 
 
-def _largest_pending(state: ClusterState):
-    pending = [(state.gpu_demand(p), p) for p in state.unscheduled_pods]
-    pending = [(d, p) for d, p in pending if d.num_gpu > 0]
+def largest_pending(state: ClusterState, among: Collection[str] | None = None) -> tuple[Pod | None, int]:
+    """(pod, GPU devices) of the pending GPU pod a preview makes room for, or (None, 0).
+
+    The one rule for the doctor's preview and the dashboard's default /defrag: most milli-GPU,
+    then highest priority, then pod key; among the pod keys `among` (a caller's blocked pods),
+    else among every unscheduled GPU pod.
+    """
+    pods = state.unscheduled_pods if among is None else [p for p in state.unscheduled_pods if p.key in among]
+    pending = [(d, p) for p in pods if (d := state.gpu_demand(p)).num_gpu > 0]
     if not pending:
         return None, 0
-    demand, pod = min(pending, key=lambda dp: (-dp[0].num_gpu * dp[0].gpu_milli, -state.priority_of(dp[1]),
-                                               dp[1].key))
+    demand, pod = min(pending, key=lambda dp: (-dp[0].total_milli, -state.priority_of(dp[1]), dp[1].key))
     return pod, demand.num_gpu
 
 
-def defrag_preview(state: ClusterState, *, time_limit: float = 5.0) -> DefragPreview:
-    """Plan (not apply) room for the largest pending GPU pod, with what it costs."""
-    pod, gpus = _largest_pending(state)
+def defrag_preview(state: ClusterState, *, time_limit: float = 5.0,
+                   among: Collection[str] | None = None) -> DefragPreview:
+    """Plan (not apply) room for the largest pending GPU pod (`largest_pending`), with what it costs."""
+    pod, gpus = largest_pending(state, among)
     if pod is None:
         return DefragPreview(message="no pending GPU pod: nothing to make room for")
     try:

@@ -23,8 +23,10 @@ from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import MILLI
 from kubegpu.model.kinds import Pod
 from kubegpu.model.nodetable import NodeTable
+from kubegpu.scheduling.fit import whole_free_devices
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import version_of
+from kubegpu.scheduling.cycle import filter_pod
 
 RESOURCE_FILTER = "NodeResourcesFit"
 
@@ -100,8 +102,14 @@ class DefragProblem:
         return hit
 
     def whole_free(self, dev_free: np.ndarray | None = None) -> np.ndarray:
-        d = self.dev_free if dev_free is None else dev_free
-        return ((d == MILLI) & (self.dev_total == MILLI)).sum(axis=1)
+        return whole_free_devices(self.dev_free if dev_free is None else dev_free, self.dev_total)
+
+    def shared_milli(self, p: int) -> int:
+        """The share of one device candidate p holds (0 when it holds whole devices or none)."""
+        if self.whole_gpus[p]:
+            return 0
+        delta = self.dev_delta[p]
+        return int(delta.max()) if delta.size else 0
 
     def column(self, resource: str) -> int | None:
         return self.snapshot.column.get(resource)
@@ -121,19 +129,11 @@ class DefragProblem:
         if where is not None:
             snap.remove(exclude)
         try:
-            outcome = snap.filter_pod(pod, version=version_of(self.state.server_version))
+            outcome = filter_pod(snap, pod, version=version_of(self.state.server_version))
         finally:
             if held is not None:
                 snap.assume(held, where)
-        if outcome.prefilter is not None:
-            return np.zeros(self.n, dtype=bool)
-        ok = np.ones(self.n, dtype=bool)
-        if outcome.allowed is not None:
-            ok &= outcome.allowed
-        for name, res in zip(outcome.plugins, outcome.results):
-            if name != RESOURCE_FILTER:
-                ok &= res.code == 0
-        return ok
+        return outcome.mask_except(RESOURCE_FILTER)
 
     def dest_mask(self, p: int) -> np.ndarray:
         """bool[n]: nodes the replacement of candidate p may land on, room aside (cached)."""

@@ -14,11 +14,12 @@ from collections import defaultdict
 
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import Pod
+from kubegpu.model.workload_class import DISTRIBUTED_KINDS
 from kubegpu.scheduling.gang import find_gangs
 
 TRAINING_JOB_LABELS = ("training.kubeflow.org/job-name", "trainer.kubeflow.org/trainjob-ancestor-step")
-TRAINING_OWNER_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob",
-                                  "MXJob", "TrainJob", "RayCluster"})
+# pods owned directly by a training job co-fail: they move as one unit
+TRAINING_OWNER_KINDS = DISTRIBUTED_KINDS
 JOB_INDEX = "batch.kubernetes.io/job-completion-index"
 
 

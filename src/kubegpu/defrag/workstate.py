@@ -17,7 +17,7 @@ from kubegpu.defrag.budget import BudgetLedger
 from kubegpu.defrag.problem import DefragProblem
 from kubegpu.model.gpu import MILLI, GpuDemand
 from kubegpu.model.nodetable import place_on_devices
-from kubegpu.scheduling.fit import fits_requests
+from kubegpu.scheduling.fit import device_room, fits_requests, whole_free_devices
 
 
 @dataclass
@@ -57,7 +57,7 @@ class WorkState:
         return self.problem.whole_free(self.dev_free)
 
     def whole_free_at(self, n: int) -> int:
-        return int(((self.dev_free[n] == MILLI) & (self.problem.dev_total[n] == MILLI)).sum())
+        return int(whole_free_devices(self.dev_free[n:n + 1], self.problem.dev_total[n:n + 1])[0])
 
     def moves(self) -> int:
         return len(self.moved)
@@ -74,21 +74,30 @@ class WorkState:
 
     def dest_ok(self, p: int, forbidden: np.ndarray) -> np.ndarray:
         """bool[n]: where candidate p's replacement fits now."""
-        prob = self.problem
-        ok = prob.dest_mask(p) & ~forbidden & fits_requests(self.free, prob.vec[p], self.pods_free)
-        need = int(prob.whole_gpus[p])
-        if need:
-            idx = np.flatnonzero(ok)
-            whole = ((self.dev_free[idx] == MILLI) & (prob.dev_total[idx] == MILLI)).sum(axis=1)
-            ok[idx[whole < need]] = False
-        else:
-            milli = int(prob.dev_delta[p].max()) if prob.dev_delta[p].size else 0
-            if milli:
-                ok &= (self.dev_free >= milli).any(axis=1)
+        ok = self.problem.dest_mask(p) & ~forbidden
+        idx = np.flatnonzero(ok)
+        ok[idx] = self.room(p, idx)
         for q, n in self.banned:
             if q == p:
                 ok[n] = False
         return ok
+
+    def room(self, p: int, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """bool over `rows`: nodes with room for candidate p now (the scheduler's arithmetic, then devices)."""
+        prob = self.problem
+        if isinstance(rows, slice):
+            rows = np.arange(*rows.indices(len(self.free)))
+        ok = fits_requests(self.free[rows], prob.vec[p], self.pods_free[rows])
+        whole, milli = int(prob.whole_gpus[p]), prob.shared_milli(p)
+        if whole or milli:  # devices only where the requests fit (few rows)
+            sel = np.flatnonzero(ok)
+            at = rows[sel]
+            ok[sel] = device_room(self.dev_free[at], prob.dev_total[at], whole=whole, milli=milli)
+        return ok
+
+    def room_at(self, p: int, m: int) -> bool:
+        """`room` on node m alone (the same rule on a one-row view)."""
+        return bool(self.room(p, slice(m, m + 1))[0])
 
     # ------------------------------------------------------------------ changes
     def _evict(self, p: int) -> None:

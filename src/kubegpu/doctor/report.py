@@ -17,6 +17,11 @@ from kubegpu.model.cluster import ClusterState
 from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
 from kubegpu.status import cluster_status
+from kubegpu.fragmentation.cluster import cluster_frag_report
+from kubegpu.explain.summary import pending_summary
+from kubegpu.defrag.preview import defrag_preview
+from kubegpu.audit.engine import run_audit
+from kubegpu.models.overview import doctor_section_from_state
 
 
 class PhaseCounts(msgspec.Struct):
@@ -47,8 +52,6 @@ def _status(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: 
 
 
 def _fragmentation(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
-    from kubegpu.fragmentation.cluster import cluster_frag_report
-
     return cluster_frag_report(state, table=table, scope=scope)
 
 
@@ -62,20 +65,16 @@ def phase_counts(state: ClusterState, scope: NamespaceScope) -> PhaseCounts:
 
 
 def _pending(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
-    from kubegpu.explain.summary import pending_summary
-
     return [p for p in pending_summary(state) if scope.includes(p.pod.partition("/")[0])]
 
 
 def _defrag(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
-    from kubegpu.defrag.preview import defrag_preview
-
-    return defrag_preview(state)
+    # the pods the pending section found blocked (whole cluster): the dashboard's default /defrag picks among the same
+    blocked = {p.pod for p in done["pending"]} if "pending" in done and scope.all else None
+    return defrag_preview(state, among=blocked)
 
 
 def _audit(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
-    from kubegpu.audit.engine import run_audit
-
     # the audit's pitfall-1/2 checks read what the sections above already computed (whole cluster
     # only: a namespace-narrowed section would not describe the cluster the checks judge)
     reuse = scope.all
@@ -85,8 +84,6 @@ def _audit(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: N
 
 def _models(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
     """ModelCaches (`kubegpu models`), cluster-scoped; None (section omitted) when the cluster has none."""
-    from kubegpu.models.overview import doctor_section_from_state
-
     section = doctor_section_from_state(state)
     return section if section["caches"] else None
 

@@ -26,7 +26,7 @@ import numpy as np
 from kubegpu.explain.remedies import MovePlanner
 from kubegpu.explain.report import WhyReport, explain_pod, observed_message, retarget
 from kubegpu.model.kinds import Pod
-from kubegpu.scheduling.cycle import FilterOutcome
+from kubegpu.scheduling.cycle import FilterOutcome, filter_pod
 from kubegpu.scheduling.gang import find_gangs
 from kubegpu.scheduling.message import parse_event_message
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
@@ -110,7 +110,7 @@ def iter_reports(state, *, namespace: str | None = None, version: KubeVersion | 
         if first is not None:
             yield _replica(state, first, pod)
             continue
-        outcome = snap.filter_pod(pod, version=v)
+        outcome = filter_pod(snap, pod, version=v)
         free_of_labels = labels_free(outcome)
         okey = (shape_key(state, pod, gang), outcome_fingerprint(outcome)) if free_of_labels else None
         first = by_outcome.get(okey) if okey is not None else None

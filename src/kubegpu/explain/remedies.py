@@ -12,7 +12,6 @@ When the pod can never fit on the nodes that exist as written, that verdict lead
 
 from __future__ import annotations
 
-import weakref
 
 import msgspec
 import numpy as np
@@ -39,6 +38,10 @@ from kubegpu.explain.variants import (
     without_required_node_affinity,
     without_selector_key,
 )
+from kubegpu.defrag.cost import move_cost, state_now
+from kubegpu.defrag.plan import Goal
+from kubegpu.defrag.planner import plan_defrag, problem_for
+
 
 class Remedy(msgspec.Struct, omit_defaults=True):
     """One way to get the pod scheduled; `cost` orders remedies by how big a change they ask."""
@@ -54,8 +57,6 @@ class Remedy(msgspec.Struct, omit_defaults=True):
 def lost_gpu_hours(state: ClusterState, pod: Pod) -> dict:
     """What evicting a victim throws away, priced by the one cost model the defrag planner uses:
     GPU-hours since its last checkpoint (annotations) or since it started, plus restart time."""
-    from kubegpu.defrag.cost import move_cost, state_now
-
     cost = move_cost(state, pod, state_now(state))
     return {"gpus": cost.gpus, "gpu_hours_lost": cost.gpu_hours, "lost_basis": cost.basis}
 
@@ -158,9 +159,6 @@ class MovePlanner:
         self._problems: dict[int, object] = {}
 
     def plan(self, target: str):
-        from kubegpu.defrag.plan import Goal
-        from kubegpu.defrag.planner import plan_defrag, problem_for
-
         self.planned += 1
         prio = self.state.priority_of(self.state.pod(*target.split("/", 1)))
         problem = self._problems.get(prio)
@@ -230,18 +228,15 @@ def never_fits(snap: SchedulingSnapshot, outcome: FilterOutcome, v: KubeVersion)
     return True, f"even on empty nodes: {why}"
 
 
-_TEMPLATE_SNAPSHOTS: "weakref.WeakKeyDictionary[SchedulingSnapshot, list]" = weakref.WeakKeyDictionary()
-
-
 def template_snapshots(snap: SchedulingSnapshot) -> list:
-    """One empty single-node snapshot per node template, built once per cluster snapshot."""
-    cached = _TEMPLATE_SNAPSHOTS.get(snap)
+    """One empty single-node snapshot per node template, built once per cluster state (`ClusterState.derived`)."""
+    cached = snap.state.derived.get("remedies.template_snapshots")
     if cached is None:
         state = snap.state
         others = [o for o in state.objects if o.kind not in ("Node", "Pod")]
         cached = [(t, SchedulingSnapshot(ClusterState([*others, t.node], server_version=state.server_version)))
                   for t in node_templates(state)]
-        _TEMPLATE_SNAPSHOTS[snap] = cached
+        snap.state.derived["remedies.template_snapshots"] = cached
     return cached
 
 

@@ -16,16 +16,18 @@ import numpy as np
 from kubegpu.model.text import counted
 from kubegpu.model.kinds import Pod
 from kubegpu.model.quantity import format_amount
-from kubegpu.scheduling.cycle import FilterOutcome
+from kubegpu.scheduling.cycle import FITS, OUTSIDE_PREFILTER, FilterOutcome, filter_pod
 from kubegpu.scheduling.framework import small_unique
-from kubegpu.scheduling.gang import Gang, find_gangs, place_gang
+from kubegpu.scheduling.gang import Gang, find_gangs, place_gang, reaches_min_member
 from kubegpu.scheduling.message import ParsedEvent, fit_error_message, histogram, parse_event_message
 from kubegpu.scheduling.preemption import EXPLAIN_CANDIDATES, PreemptionResult, dry_run, postfilter_message
 from kubegpu.scheduling.registry import NOT_EVALUATED
+from kubegpu.scheduling.nodeready import NOT_READY_UNTAINTED_NOTE
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion, version_of
 
 from kubegpu.explain.remedies import MovePlanner, Remedy, rank_remedies
+from kubegpu.explain.distance import describe
 
 NODE_DETAIL_LIMIT = 300  # per-node plain-words detail up to this many nodes (pools always)
 
@@ -44,6 +46,7 @@ class NodeVerdict(msgspec.Struct, gc=False):  # millions in --all: keep them out
     reasons: list[str]
     pool: str = ""
     failing: list[FailingFilter] = []
+    notes: list[str] = []   # facts the filters do not see (a NotReady node without the taint)
 
 
 class PoolLine(msgspec.Struct):
@@ -72,6 +75,10 @@ class GangInfo(msgspec.Struct):
     pending: int
     fit_together: int
     summary: str
+
+    @property
+    def can_start(self) -> bool:
+        return reaches_min_member(self.bound, self.fit_together, self.min_member)
 
 
 class PreemptionInfo(msgspec.Struct, omit_defaults=True):
@@ -178,8 +185,6 @@ def node_groups(snap: SchedulingSnapshot, outcome: FilterOutcome) -> list[NodeGr
 def _node_verdicts(snap: SchedulingSnapshot, outcome: FilterOutcome, groups: list[NodeGroup], detail: bool
                    ) -> list[NodeVerdict]:
     """Every node's verdict, in node order; with `detail`, blockers in plain words too."""
-    from kubegpu.explain.distance import describe
-
     pools = snap.pools
     if detail and outcome.prefilter is None:
         view = snap.view(outcome.info)
@@ -190,17 +195,17 @@ def _node_verdicts(snap: SchedulingSnapshot, outcome: FilterOutcome, groups: lis
                                      describe(snap, view, outcome.info, i, st)) for st in outcome.all_statuses(i)]
             out.append(NodeVerdict(name=name, fits=first.ok, plugin=first.plugin, reasons=list(first.reasons),
                                    pool=pools[i], failing=failing))
-        return out
-    by_name = {name: g for g in groups for name in g.nodes}
-    return [NodeVerdict(name, by_name[name].fits, by_name[name].plugin, by_name[name].reasons, pools[i],
-                        by_name[name].failing) for i, name in enumerate(snap.names)]
+    else:
+        by_name = {name: g for g in groups for name in g.nodes}
+        out = [NodeVerdict(name, by_name[name].fits, by_name[name].plugin, by_name[name].reasons, pools[i],
+                           by_name[name].failing) for i, name in enumerate(snap.names)]
+    for i in np.flatnonzero(snap.not_ready_untainted).tolist():
+        out[i].notes = [NOT_READY_UNTAINTED_NOTE]
+    return out
 
 
 def _pool_lines(snap: SchedulingSnapshot, outcome: FilterOutcome, pools: list[str]) -> list[PoolLine]:
     """One line per pool: how many nodes fit, the first-failing reasons, the closest node."""
-    from kubegpu.explain.distance import describe
-    from kubegpu.scheduling.cycle import FITS, OUTSIDE_PREFILTER
-
     n = outcome.num_nodes
     view = snap.view(outcome.info)
     n_failing = np.zeros(n, dtype=np.int32)
@@ -208,8 +213,7 @@ def _pool_lines(snap: SchedulingSnapshot, outcome: FilterOutcome, pools: list[st
     for p, res in enumerate(outcome.results):
         n_failing += res.code != 0
         first_rid[outcome.first == p] = res.rid[outcome.first == p]
-    gpu = snap.column.get("nvidia.com/gpu")
-    free_gpu = (snap.alloc[:, gpu] - view.requested[:, gpu]) if gpu is not None else np.zeros(n)
+    free_gpu = snap.gpu_room(outcome.info, view.requested)
     first = outcome.first.astype(np.int64)
     keys = (first + 3) * (1 << 32) + first_rid
     pool_names, pool_idx = snap.pool_index()
@@ -249,8 +253,9 @@ def _pool_lines(snap: SchedulingSnapshot, outcome: FilterOutcome, pools: list[st
 
 def _gang_info(snap: SchedulingSnapshot, gang: Gang, version: KubeVersion) -> GangInfo:
     placement = place_gang(snap, gang, version=version)
-    gpus = [snap.state.pod_requests(p).get("nvidia.com/gpu", 0) for p in gang.members]
-    shape = f"{len(gang.members)} x {gpus[0]} GPUs" if gpus and len(set(gpus)) == 1 and gpus[0] else \
+    demands = {snap.state.gpu_demand(p) for p in gang.members}
+    demand = next(iter(demands)) if len(demands) == 1 else None
+    shape = f"{len(gang.members)} x {demand.shape}" if demand is not None and demand.is_gpu else \
         f"{len(gang.members)} pods"
     pending = len(gang.pending)
     summary = (f"gang of {shape} ({gang.system} {gang.name}, needs {gang.min_member}): "
@@ -272,6 +277,16 @@ def bound_report(state, pod: Pod) -> WhyReport:
                      priority=state.priority_of(pod), notes=[note])
 
 
+def _not_ready_notes(snap: SchedulingSnapshot, outcome: FilterOutcome) -> list[str]:
+    """One note when the pod fits on nodes that report NotReady without the taint (see scheduling.nodeready)."""
+    hits = np.flatnonzero(snap.not_ready_untainted & outcome.fits)
+    if not hits.size:
+        return []
+    names = ", ".join(snap.names[i] for i in hits[:3].tolist()) + (" ..." if hits.size > 3 else "")
+    return [f"fits on {counted(int(hits.size), 'node')} that report NotReady without the not-ready taint "
+            f"({names}): kube-scheduler reads only taints; status and frag count them as taking no new pods"]
+
+
 def explain_pod(snap: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | None = None,
                 gangs: dict[str, Gang] | None = None, node_detail: bool | None = None,
                 with_remedies: bool = True, planner: MovePlanner | None = None, with_nodes: bool = True,
@@ -287,7 +302,7 @@ def explain_pod(snap: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | No
     if pod.spec.node_name or pod.is_terminal:
         return bound_report(state, pod)
     v = version or version_of(state.server_version)
-    outcome = outcome or snap.filter_pod(pod, version=v)
+    outcome = outcome or filter_pod(snap, pod, version=v)
     preemption = dry_run(snap, outcome, max_candidates=EXPLAIN_CANDIDATES) if not outcome.schedulable else None
     message = event_message(outcome, preemption)
     detail = node_detail if node_detail is not None else len(snap.nodes) <= NODE_DETAIL_LIMIT
@@ -306,8 +321,9 @@ def explain_pod(snap: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | No
         # upstream: DynamicResources skips pods without ResourceClaims, so only then is it a gap
         not_evaluated=list(NOT_EVALUATED) if pod.spec.resource_claims else [],
         observed_message=observed, observed=parse_event_message(observed) if observed else None,
-        matches_observed=(observed == message) if observed and message else None)
-    gang_blocked = gang_info is not None and gang_info.bound + gang_info.fit_together < gang_info.min_member
+        matches_observed=(observed == message) if observed and message else None,
+        notes=_not_ready_notes(snap, outcome))
+    gang_blocked = gang_info is not None and not gang_info.can_start
     if with_remedies and (not outcome.schedulable or gang_blocked):
         cached = remedy_cache.get(remedy_key) if remedy_cache is not None and remedy_key is not None else None
         if cached is not None:

@@ -7,6 +7,7 @@ import msgspec
 
 from kubegpu.explain.batch import explain_all
 from kubegpu.model.cluster import ClusterState
+from kubegpu.scheduling.versions import version_of
 
 
 class PendingSummary(msgspec.Struct):
@@ -19,8 +20,6 @@ class PendingSummary(msgspec.Struct):
 
 def pending_summary(state: ClusterState, *, version: str | None = None) -> list[PendingSummary]:
     """Per Pending GPU pod: the one-line reason and its first remedy (schedulable pods skipped)."""
-    from kubegpu.scheduling.versions import version_of
-
     v = version_of(state.server_version, version)
     out = []
     for r in explain_all(state, version=v, gpu_only=True, node_detail=False):

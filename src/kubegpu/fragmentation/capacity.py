@@ -1,11 +1,18 @@
 """Operator-facing capacity numbers: how many k-GPU pods fit now, and which free GPUs they cannot use.
 
-A k-GPU pod needs k devices that are *entirely* free on one node (plus CPU). Counted greedily
-per schedulable node: floor(entirely free devices / k), capped by floor(free CPU / cpu_k) when a
-typical CPU request for k-GPU pods is known (from the workload mix). Memory is not capped: the
-mix has no per-size memory we would trust for every cluster. Stranded GPUs for size k are the
-free milli-GPU left on every node after packing those k-GPU pods (partial devices, remainders,
-cordoned nodes), in GPUs.
+A k-GPU pod needs k devices that are *entirely* free on one node (plus CPU and a pod slot).
+Counted greedily per node that takes new pods: floor(entirely free devices / k), capped by
+floor(free CPU / cpu_k) when a typical CPU request for k-GPU pods is known (from the workload
+mix), and by the node's free pod slots (a node at "Too many pods" counts 0). Stranded GPUs for
+size k are the free milli-GPU left on every node after packing those k-GPU pods (partial
+devices, remainders, nodes that take no new pods), in GPUs.
+
+A deliberately smaller model than the scheduling core (`scheduling.cycle.run_filters`), so the
+numbers answer "how many of size k" for the whole cluster at once. It leaves out: memory (the
+mix has no per-size memory we would trust for every cluster), ephemeral storage and extended
+resources other than GPUs, taints and tolerations, node selectors and affinity (the GPU-model
+pin included: a size is not a model), host ports, volumes, inter-pod affinity and topology
+spread. So it may count a node the scheduling core refuses, never the other way round.
 """
 
 from __future__ import annotations
@@ -15,21 +22,16 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from kubegpu.fragmentation.shapes import ShapeMix
-from kubegpu.scheduling.fit import copies_that_fit, devices_with_room
+from kubegpu.scheduling.fit import copies_that_fit
 from kubegpu.scheduling.placement.state import PlacementState
-from kubegpu.scheduling.placement.task import MILLI
+from kubegpu.model.gpu import MILLI
 
 SIZES: tuple[int, ...] = (1, 2, 4, 8)
 
 
-def whole_free_devices(state: PlacementState) -> np.ndarray:
-    """int[n]: devices with a whole GPU free (the scheduling core's device rule)."""
-    return devices_with_room(state.dev_free, MILLI)
-
-
 def pods_that_fit(state: PlacementState, k: int, cpu_milli: int | None = None) -> np.ndarray:
     """int[n]: how many k-whole-GPU pods each node could take at once (0 where no new pod lands)."""
-    count = copies_that_fit(state.dev_free, k, MILLI, (state.cpu_free,), (cpu_milli or 0,))
+    count = copies_that_fit(state.dev_free, k, MILLI, (state.cpu_free, state.pods_free), (cpu_milli or 0, 1))
     return np.where(state.schedulable, count, 0)
 
 

@@ -15,7 +15,6 @@ from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import GpuDemand
 from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
-from kubegpu.scheduling.nodeready import nodes_taking_new_pods
 from kubegpu.scheduling.placement.state import PlacementState
 from kubegpu.scheduling.placement.task import MILLI, Task
 
@@ -46,11 +45,7 @@ def cluster_placement(cluster: ClusterState, table: NodeTable | None = None) -> 
     index = {name: i for i, name in enumerate(table.names)}
     placed = [(index[p.spec.node_name], pod_task(cluster, p)) for node_pods in cluster.pods_by_node.values()
               for p in node_pods if p.spec.node_name in index]
-    state = PlacementState.from_node_table(table, placed=placed)
-    by_name = {n.name: n for n in cluster.nodes}
-    # one rule with the audit: cordoned and NotReady nodes take no new pods
-    state.schedulable = nodes_taking_new_pods([by_name[name] for name in table.names])
-    return state
+    return PlacementState.from_node_table(table, placed=placed)
 
 
 def cluster_mix(cluster: ClusterState, scope: NamespaceScope = NamespaceScope()) -> ShapeMix:

@@ -2,11 +2,12 @@
 
 One pure function feeds every picture (the `frag --plot` PNG, the HTML report, the dashboard).
 Device states:
-  * used / partly-used: held by pods (the owner listed is the first pod packed onto it);
+  * used / partly-used: held by pods (the NodeTable's packing; the owner listed is the largest pod on it);
   * free: entirely free and usable by the reference pod size (the largest size of the demand);
   * stranded: free GPU that a pod of the reference size cannot use — exactly the devices that
     `stranded_by_size[reference_size]` counts (a partly-used device's free share included);
-  * unavailable: free, on a node that is cordoned (also counted as stranded by `stranded_by_size`).
+  * unavailable: free, on a node that takes no new pods (cordoned or NotReady: `scheduling.nodeready`; also
+    counted as stranded by `stranded_by_size`).
 The Kubernetes API does not say which device index a pod holds (the device plugin assigns them
 inside the kubelet), so pods are *packed* onto devices in a stable order: the picture shows how
 many devices each owner holds, not which ones.
@@ -18,13 +19,14 @@ import msgspec
 import numpy as np
 
 from kubegpu.fragmentation.capacity import cpu_by_size, pods_that_fit
-from kubegpu.fragmentation.cluster import cluster_placement, pod_task
-from kubegpu.fragmentation.report import FragReport, gpu_number
+from kubegpu.fragmentation.cluster import cluster_placement
+from kubegpu.fragmentation.report import FragReport
 from kubegpu.fragmentation.shapes import ShapeMix
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.kinds import Pod
 from kubegpu.model.nodetable import NodeTable
 from kubegpu.model.workload_class import workload_class
-from kubegpu.scheduling.placement.task import MILLI
+from kubegpu.model.gpu import MILLI, gpu_number
 
 USED, PARTLY_USED, FREE, STRANDED, UNAVAILABLE = "used", "partly-used", "free", "stranded", "unavailable"
 PACKING_NOTE = ("Device positions are packed: the Kubernetes API does not say which device index a pod holds, "
@@ -64,21 +66,17 @@ def reference_size(report: FragReport) -> int:
     return max(sizes, default=1)
 
 
-def _owners(cluster: ClusterState, node: str, used: np.ndarray) -> list[list[str]]:
-    """Pods per device, packed: whole-GPU pods onto fully used devices in index order, shares first-fit."""
-    owners: list[list[str]] = [[] for _ in used]
-    room = [MILLI if u > 0 else 0 for u in used]
-    pods = [(pod_task(cluster, p), p) for p in cluster.pods_by_node.get(node, [])]
-    pods = sorted(((t, p) for t, p in pods if t.num_gpu > 0), key=lambda tp: (-tp[0].num_gpu * tp[0].gpu_milli,
-                                                                             -cluster.priority_of(tp[1]), tp[1].key))
-    for task, pod in pods:
-        need = task.num_gpu
-        for d in range(len(used)):
-            if need and room[d] >= task.gpu_milli and (task.gpu_milli < MILLI or room[d] == MILLI):
-                owners[d].append(pod.key)
-                room[d] -= task.gpu_milli
-                need -= 1
-    return owners
+def _owners(cluster: ClusterState, table: NodeTable, node: str, width: int) -> tuple[list[list[Pod]], ...]:
+    """Pods per device, read from the NodeTable's one packing (`pod_devices`, what `used_milli` sums).
+
+    On each device the largest pod (then the highest priority, then the key) comes first."""
+    owners: list[list[Pod]] = [[] for _ in range(width)]
+    pods = [p for p in cluster.pods_by_node.get(node, []) if p.key in table.pod_devices]
+    pods.sort(key=lambda p: (-cluster.gpu_demand(p, node).total_milli, -cluster.priority_of(p), p.key))
+    for pod in pods:
+        for d in np.flatnonzero(table.pod_devices[pod.key][:width] > 0).tolist():
+            owners[d].append(pod)
+    return tuple(owners)
 
 
 def gpu_map(cluster: ClusterState, report: FragReport, mix: ShapeMix | None = None,
@@ -96,7 +94,7 @@ def gpu_map(cluster: ClusterState, report: FragReport, mix: ShapeMix | None = No
     for i in np.flatnonzero(state.gpu_count > 0):
         name = state.names[i]
         used = (state.dev_total[i] - state.dev_free[i])[: state.gpu_count[i]]
-        owners = _owners(cluster, name, used)
+        owners = _owners(cluster, table, name, len(used))
         left = int(usable[i])
         devices = []
         stranded_milli = 0
@@ -114,9 +112,9 @@ def gpu_map(cluster: ClusterState, report: FragReport, mix: ShapeMix | None = No
                 kind = STRANDED
             if kind in (PARTLY_USED, STRANDED, UNAVAILABLE):
                 stranded_milli += MILLI - u
-            pod = owners[d][0] if owners[d] else None
-            obj = cluster.pod(*pod.split("/", 1)) if pod else None
-            devices.append(Device(index=d, state=kind, used_milli=u, pod=pod, pods=owners[d],
+            obj = owners[d][0] if owners[d] else None
+            devices.append(Device(index=d, state=kind, used_milli=u, pod=obj.key if obj else None,
+                                  pods=[p.key for p in owners[d]],
                                   workload_class=pod_class(cluster, obj) if obj else None,
                                   priority=cluster.priority_of(obj) if obj else None))
         total_stranded += stranded_milli

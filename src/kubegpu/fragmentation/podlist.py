@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kubegpu.errors import InputError
 from kubegpu.scheduling.placement.task import MILLI, Task
+from kubegpu.sources.bounded import open_bounded  # bounded in size, and in time for FIFOs/pipes
 
 MIB = 1 << 20
 MAX_CSV_BYTES = 4 * 1024**3  # the whole Alibaba trace is a few MB
@@ -22,8 +23,6 @@ POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
 
 def csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
     """(line number, row) of a CSV file after checking that the header has every required column."""
-    from kubegpu.sources.bounded import open_bounded  # bounded in size, and in time for FIFOs/pipes
-
     handle = io.TextIOWrapper(open_bounded(path, max_bytes=MAX_CSV_BYTES), newline="", encoding="utf-8",
                               errors="strict")
     with handle:

@@ -22,13 +22,7 @@ from kubegpu.fragmentation.capacity import SIZES, cpu_by_size, fits_by_size, pod
 from kubegpu.fragmentation.measure import state_fragmentation
 from kubegpu.fragmentation.shapes import ShapeMix
 from kubegpu.scheduling.placement.state import PlacementState
-from kubegpu.scheduling.placement.task import MILLI
-
-
-def gpu_number(milli: int | float) -> int | float:
-    """Milli-GPU as GPUs: an int when whole, else rounded to 3 decimals (one format for GPU counts)."""
-    milli = int(round(milli))
-    return milli // MILLI if milli % MILLI == 0 else round(milli / MILLI, 3)
+from kubegpu.model.gpu import MILLI, gpu_number
 
 
 class GpuTotals(msgspec.Struct, frozen=True):
@@ -133,7 +127,7 @@ def frag_report(state: PlacementState, mix: ShapeMix, *, source: str = "pods",
     pool_names = np.array(state.pool, dtype=object)
     for name in sorted(set(state.pool)):
         rows = np.flatnonzero(pool_names == name)
-        sub = _subset(state, rows)
+        sub = state.rows(rows)
         sub_fits = {str(k): int(v) for k, v in fits_by_size(sub, cpu=cpu).items()}
         pools.append(PoolRow(pool=name, nodes=int(rows.size), gpus=_totals(state, rows), fits_by_size=sub_fits,
                              stranded_for_demand=stranded_for(sub, sizes, cpu),
@@ -153,9 +147,3 @@ def frag_report(state: PlacementState, mix: ShapeMix, *, source: str = "pods",
     )
 
 
-def _subset(state: PlacementState, rows: np.ndarray) -> PlacementState:
-    return PlacementState(names=[state.names[i] for i in rows], cpu_alloc=state.cpu_alloc[rows],
-                          cpu_used=state.cpu_alloc[rows] - state.cpu_free[rows], mem_alloc=state.mem_alloc[rows],
-                          mem_used=state.mem_alloc[rows] - state.mem_free[rows], dev_total=state.dev_total[rows],
-                          dev_used=state.dev_total[rows] - state.dev_free[rows], gpu_model=state.gpu_model[rows],
-                          gpu_models=state.gpu_models, schedulable=state.schedulable[rows])

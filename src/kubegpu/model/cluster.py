@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from functools import cached_property
+from typing import Any
 
 from kubegpu.model.gpu import GpuDemand, NodeGpu, node_gpu, pod_gpu_demand
 from kubegpu.model.kinds import (
@@ -54,6 +55,9 @@ class ClusterState:
         self.pods_by_node: dict[str, list[Pod]] = dict(pods_by_node)
         self._index = {(o.kind, o.metadata.namespace or "", o.metadata.name): o for o in self.objects}
         self._demand: dict[tuple[str, str], tuple[Pod, GpuDemand]] = {}
+        # facts engines derive from this state once (it does not change after it is built), keyed by
+        # the deriving module's name: caches live on the object they derive from, never in module globals
+        self.derived: dict[str, Any] = {}
 
     # ------------------------------------------------------------ lookup
     def of_kind(self, kind: str) -> list:

@@ -51,6 +51,17 @@ class NodeGpu(msgspec.Struct, frozen=True, kw_only=True):
     mig: dict[str, int] = {}   # mixed-strategy profile -> allocatable slices
 
 
+def gpu_number(milli: int | float) -> int | float:
+    """Milli-GPU as GPUs: an int when whole, else rounded to 3 decimals (the one format for GPU counts)."""
+    milli = int(round(milli))
+    return milli // MILLI if milli % MILLI == 0 else round(milli / MILLI, 3)
+
+
+def is_gpu_resource(name: str) -> bool:
+    """A resource whose units are (slices or shares of) GPUs: whole, shared (time-sliced/MPS), MIG."""
+    return name in (GPU, GPU_SHARED) or name.startswith(MIG_PREFIX)
+
+
 class GpuDemand(msgspec.Struct, frozen=True, kw_only=True):
     """What one pod takes: `num_gpu` devices with `gpu_milli` of each (1..1000)."""
 
@@ -61,6 +72,12 @@ class GpuDemand(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def total_milli(self) -> int:
         return self.num_gpu * self.gpu_milli
+
+    @property
+    def shape(self) -> str:
+        """"k GPUs" (whole devices) or "0.25 GPUs" (a share of one device): what labels print."""
+        per = self.num_gpu if self.gpu_milli >= MILLI else gpu_number(self.total_milli)
+        return f"{per} GPUs"
 
     @property
     def is_gpu(self) -> bool:

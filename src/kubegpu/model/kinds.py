@@ -105,6 +105,11 @@ class Node(KubeObject):
     def is_ready(self) -> bool:
         return any(c.type == "Ready" and c.status == "True" for c in self.status.conditions)
 
+    @property
+    def reports_not_ready(self) -> bool:
+        """A Ready condition is present and not True (False or Unknown); no condition at all is not NotReady."""
+        return any(c.type == "Ready" for c in self.status.conditions) and not self.is_ready
+
 
 class PodDisruptionBudget(KubeObject):
     spec: PDBSpec = msgspec.field(default_factory=PDBSpec)

@@ -21,6 +21,14 @@ _GPU_RESOURCES = (GPU, GPU_SHARED)
 
 @dataclass(frozen=True, eq=False)
 class NodeTable:
+    """Per-node columns (node axis first, `state.nodes` order) built once per cluster state.
+
+    cpu in millicores, memory in bytes, GPUs in milli-GPU per physical device (padding devices
+    have total 0). `cordoned` and `not_ready` are the two facts the one readiness rule
+    (`scheduling.nodeready`) combines; `pod_devices` is the one device packing (`place_on_devices`)
+    every reader of "which device a pod holds" uses. Treat the arrays as read-only.
+    """
+
     names: list[str]
     cpu_alloc: np.ndarray
     cpu_used: np.ndarray
@@ -33,10 +41,14 @@ class NodeTable:
     dev_used: np.ndarray
     gpu_model: np.ndarray
     gpu_models: list[str]
-    schedulable: np.ndarray
+    cordoned: np.ndarray         # bool[n]: spec.unschedulable
+    not_ready: np.ndarray        # bool[n]: a Ready condition that is False or Unknown
     pool: list[str]
-    scalar: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     pod_devices: dict[str, np.ndarray] = field(default_factory=dict)  # bound pod -> milli-GPU per device
+    _index: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_index", {name: i for i, name in enumerate(self.names)})
 
     @property
     def n(self) -> int:
@@ -52,7 +64,8 @@ class NodeTable:
         return self.dev_free.sum(axis=1)
 
     def index(self, name: str) -> int:
-        return self.names.index(name)
+        """The row of node `name` (KeyError when absent)."""
+        return self._index[name]
 
     @classmethod
     def from_cluster(cls, state: ClusterState) -> "NodeTable":
@@ -65,15 +78,11 @@ class NodeTable:
         gpu_models: list[str] = []
         model_idx = np.full(n, -1, dtype=np.int32)
         core = {k: (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)) for k in _CORE}
-        scalar_names = sorted({r for a in state.allocatable.values() for r in a} - set(_CORE))
-        scalar = {r: (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)) for r in scalar_names}
         pod_devices: dict[str, np.ndarray] = {}
 
         for i, node in enumerate(nodes):
             alloc = state.allocatable[node.name]
             for r, (a, _) in core.items():
-                a[i] = alloc.get(r, 0)
-            for r, (a, _) in scalar.items():
                 a[i] = alloc.get(r, 0)
             info = state.node_gpus[node.name]
             dev_total[i, : info.physical] = MILLI
@@ -88,8 +97,6 @@ class NodeTable:
                 req = state.pod_requests(pod)
                 core["cpu"][1][i] += req.get("cpu", 0)
                 core["memory"][1][i] += req.get("memory", 0)
-                for r, (_, used) in scalar.items():
-                    used[i] += req.get(r, 0)
                 if info.physical:
                     before = dev_used[i].copy()
                     place_on_devices(dev_used[i], dev_total[i], state.gpu_demand(pod, node.name))
@@ -103,9 +110,10 @@ class NodeTable:
             gpu_count=np.asarray(physical, dtype=np.int32),
             dev_total=dev_total, dev_used=dev_used,
             gpu_model=model_idx, gpu_models=gpu_models,
-            schedulable=np.asarray([not node.spec.unschedulable for node in nodes], dtype=bool),
+            cordoned=np.asarray([bool(node.spec.unschedulable) for node in nodes], dtype=bool),
+            not_ready=np.asarray([node.reports_not_ready for node in nodes], dtype=bool),
             pool=[node_pool(node) for node in nodes],
-            scalar=scalar, pod_devices=pod_devices,
+            pod_devices=pod_devices,
         )
 
 

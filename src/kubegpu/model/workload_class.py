@@ -13,11 +13,18 @@ TRAINING = "training"
 INFERENCE = "inference"
 OTHER = "other"
 
-TRAINING_KINDS = frozenset({"Job", "CronJob", "PyTorchJob", "MPIJob", "TFJob", "TrainJob", "XGBoostJob",
-                            "PaddleJob", "JAXJob", "JobSet", "RayJob"})
+# The one list of training-operator kinds: Kubeflow training-operator v1 and Trainer v2 jobs, and the
+# batch APIs that run distributed training as a group (audit, defrag units and evictability read these).
+TRAINING_OPERATOR_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob", "MXJob",
+                                     "TrainJob"})
+GROUP_TRAINING_KINDS = frozenset({"JobSet", "LeaderWorkerSet", "RayCluster", "RayJob"})
+DISTRIBUTED_KINDS = TRAINING_OPERATOR_KINDS | GROUP_TRAINING_KINDS
+TRAINING_KINDS = frozenset({"Job", "CronJob", "JobSet", "RayJob"}) | TRAINING_OPERATOR_KINDS
 INFERENCE_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "InferenceService", "LeaderWorkerSet",
                              "RayService", "ServingRuntime"})
-TRAINING_ENV = frozenset({"MASTER_ADDR", "WORLD_SIZE", "PET_NNODES", "PET_MASTER_ADDR"})
+# torchrun / torch.distributed rendezvous: a pod with these takes part in a multi-pod job
+RENDEZVOUS_ENV = ("MASTER_ADDR", "PET_MASTER_ADDR", "PET_RDZV_ENDPOINT", "PET_NNODES")
+TRAINING_ENV = frozenset(RENDEZVOUS_ENV) | {"WORLD_SIZE"}
 TRAINING_LABEL_PREFIXES = ("training.kubeflow.org/", "trainer.kubeflow.org/", "jobset.sigs.k8s.io/",
                            "volcano.sh/job-name")
 

@@ -9,17 +9,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from kubegpu.model.kinds import Pod
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, PreFilterResult, Status
+from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, NodeView, PodInfo, PreFilterResult, Status
 from kubegpu.scheduling.registry import DEFAULT_FILTERS
-from kubegpu.scheduling.versions import KubeVersion
-
-if TYPE_CHECKING:  # annotations only: snapshot.filter_pod imports this module
-    from kubegpu.scheduling.snapshot import NodeView, PodInfo, SchedulingSnapshot
+from kubegpu.scheduling.snapshot import SchedulingSnapshot
+from kubegpu.scheduling.versions import KubeVersion, version_of
 
 OUTSIDE_PREFILTER = -2  # node left out by a PreFilterResult
 FITS = -1
@@ -52,6 +48,20 @@ class FilterOutcome:
     @property
     def schedulable(self) -> bool:
         return self.prefilter is None and bool(self.fits.any())
+
+    def mask_except(self, *plugins: str) -> np.ndarray:
+        """bool[n]: nodes where every filter but `plugins` passes (inside the PreFilterResult, no rejection).
+
+        "Where only room keeps the pod out" is `mask_except("NodeResourcesFit")`: the defrag
+        planner and the audit then apply their own what-if room with `scheduling.fit`.
+        """
+        if self.prefilter is not None:
+            return np.zeros(self.num_nodes, dtype=bool)
+        ok = np.ones(self.num_nodes, dtype=bool) if self.allowed is None else self.allowed.copy()
+        for name, res in zip(self.plugins, self.results):
+            if name not in plugins:
+                ok &= res.code == 0
+        return ok
 
     def outside_reason(self) -> str:
         return f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(self.narrowed_by))}]"
@@ -180,7 +190,7 @@ def run_filters(snapshot: SchedulingSnapshot, pod: Pod, version: KubeVersion, *,
     for plugin in DEFAULT_FILTERS:
         if plugin.name in skipped:
             continue
-        if removed_per_node is not None and not getattr(plugin, "node_local", True):
+        if removed_per_node is not None and not plugin.node_local:
             res = plugin.filter_removed(ctx, view, removed_per_node, idx)
         else:
             res = plugin.filter(ctx, emptied, idx)
@@ -190,3 +200,9 @@ def run_filters(snapshot: SchedulingSnapshot, pod: Pod, version: KubeVersion, *,
         first[(first == FITS) & (res.code != 0)] = p
     out.first = first
     return out
+
+
+def filter_pod(snapshot: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | None = None) -> FilterOutcome:
+    """PreFilter and every Filter of the default profile for `pod` on every node of `snapshot`
+    (the version: the snapshot's cluster's, unless given)."""
+    return run_filters(snapshot, pod, version if version is not None else version_of(snapshot.state.server_version))

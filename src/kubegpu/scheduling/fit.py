@@ -8,12 +8,16 @@ own free arrays (the same scheduler units), so both apply one rule.
 
 The device half: a pod asking k GPUs of `gpu_milli` each needs k devices on one node with that
 much room each (a whole GPU is 1000 milli, so "entirely free"). The placement state, the
-fragmentation capacity numbers and the audit all count devices with `devices_with_room`.
+fragmentation capacity numbers and the audit all count devices with `devices_with_room`; the
+defrag work state and its MILP replay ask `device_room` (whole free devices, or one device with
+room for a share) of their own what-if device arrays.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from kubegpu.model.gpu import MILLI
 
 
 def short_columns(free: np.ndarray, request: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -63,3 +67,19 @@ def copies_that_fit(dev_free: np.ndarray, num_gpu: int, gpu_milli: int,
         if amount:
             count = np.minimum(count, np.maximum(column, 0) // amount)
     return count
+
+
+def whole_free_devices(dev_free: np.ndarray, dev_total: np.ndarray) -> np.ndarray:
+    """int[n]: devices that are one whole GPU and entirely free (a time-sliced or padding slot never counts)."""
+    return ((dev_free == MILLI) & (dev_total == MILLI)).sum(axis=1, dtype=np.int64)
+
+
+def device_room(dev_free: np.ndarray, dev_total: np.ndarray, *, whole: int = 0, milli: int = 0) -> np.ndarray:
+    """bool[n]: nodes with `whole` entirely free whole GPUs, or (whole == 0) one device with `milli` free.
+
+    A pod holding whole devices needs as many entirely free ones elsewhere; a pod holding a
+    share of one device needs one device with at least that share free; neither: always room.
+    """
+    if whole > 0:
+        return whole_free_devices(dev_free, dev_total) >= whole
+    return fits_devices(dev_free, 1, milli) if milli > 0 else np.ones(dev_free.shape[0], dtype=bool)

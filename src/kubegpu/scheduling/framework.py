@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from kubegpu.model.kinds import Pod
-    from kubegpu.scheduling.snapshot import NodeView, PodInfo, SchedulingSnapshot
-    from kubegpu.scheduling.versions import KubeVersion
+from kubegpu.model.kinds import Pod
+from kubegpu.scheduling.versions import KubeVersion
 
 
 class Code(IntEnum):
@@ -100,28 +98,6 @@ class NodeStatuses:
                    np.zeros(len(failed), dtype=np.int32), [reasons])
 
     @classmethod
-    def from_keys(cls, keys: list, statuses: dict[Any, tuple[Code, tuple[str, ...]]]) -> "NodeStatuses":
-        """Per-node keys (any hashable, None = pass) mapped through a small dict of verdicts."""
-        k = len(keys)
-        code = np.zeros(k, dtype=np.int8)
-        rid = np.zeros(k, dtype=np.int32)
-        table: list[tuple[str, ...]] = []
-        index: dict[Any, int] = {}
-        for i, key in enumerate(keys):
-            if key is None:
-                continue
-            c, reasons = statuses[key]
-            if c == Code.SUCCESS:
-                continue
-            j = index.get(key)
-            if j is None:
-                j = index[key] = len(table)
-                table.append(reasons)
-            code[i] = c
-            rid[i] = j
-        return cls(code, rid, table)
-
-    @classmethod
     def from_choice(cls, choice: np.ndarray, statuses: list[tuple[Code, tuple[str, ...]]]) -> "NodeStatuses":
         """Per node an index into `statuses`, 1-based (0 = pass): vectorised, no loop over nodes."""
         choice = np.asarray(choice, dtype=np.int32)
@@ -135,24 +111,65 @@ class NodeStatuses:
         return Status(c, self.table[int(self.rid[i])], plugin)
 
 
-class FilterPlugin(Protocol):
-    """A PreFilter + Filter plugin of the default profile."""
+@dataclass
+class PodInfo:
+    """A pod's scheduling-relevant facts, computed once per pod (upstream framework.PodInfo)."""
 
-    name: str
+    pod: Pod
+    key: str
+    requests: dict[str, int]
+    vector: np.ndarray             # requests over the snapshot's resource columns
+    extra: dict[str, int]          # requested resources no node offers (always insufficient)
+    priority: int
+    host_ports: list[tuple[str, str, int]] = field(default_factory=list)
+
+
+class NodeView(Protocol):
+    """What a filter reads of the nodes (upstream NodeInfo, for every node at once): summed requests
+    and pod counts per node, pods hidden (`excluded`, a mask over pod slots) or added (`extra`, not
+    yet bound). `scheduling.snapshot.NodeView` is the implementation."""
+
+    snapshot: Any                  # the SchedulingSnapshot the view reads (labels, taints, pod slots)
+    requested: np.ndarray          # int64[n, R]
+    pod_count: np.ndarray          # int64[n]
+    excluded: np.ndarray | None
+    extra: dict[int, list[PodInfo]]
+
+    def without(self, excluded: np.ndarray) -> "NodeView": ...
+
+
+class FilterPlugin:
+    """A PreFilter + Filter plugin of the default profile: every extension point, with its default.
+
+    `node_local` False: a node's verdict reads pods of other nodes (a topology domain), so
+    preemption's per-node dry run calls `filter_removed` instead of `filter` on a view without the
+    removed pods. `evaluated` False: a placeholder the reports list as not evaluated.
+    """
+
+    name: str = ""
+    node_local: bool = True
+    evaluated: bool = True
 
     def pre_filter(self, ctx: "CycleContext") -> Status | PreFilterResult | None:
         """None = success; Status(SKIP) = nothing to check; a rejection stops the cycle."""
+        return None
 
-    def filter(self, ctx: "CycleContext", view: "NodeView", idx: np.ndarray) -> NodeStatuses:
+    def filter(self, ctx: "CycleContext", view: NodeView, idx: np.ndarray) -> NodeStatuses:
         """Verdicts for the nodes `idx` (indices into the snapshot's node list)."""
+        raise NotImplementedError
+
+    def filter_removed(self, ctx: "CycleContext", view: NodeView, removed: np.ndarray,
+                       idx: np.ndarray) -> NodeStatuses:
+        """For node i, the verdict once the pods `removed` marks on node i alone are gone (node_local False)."""
+        raise NotImplementedError(f"{self.name} is node-local: use filter on a view without the pods")
 
 
 @dataclass
 class CycleContext:
     """Everything one scheduling attempt of one pod reads: upstream's CycleState, made explicit."""
 
-    pod: "Pod"
-    info: "PodInfo"
-    snapshot: "SchedulingSnapshot"
-    version: "KubeVersion"
+    pod: Pod
+    info: PodInfo
+    snapshot: Any                  # the SchedulingSnapshot (the framework does not know its concrete type)
+    version: KubeVersion
     data: dict[str, Any] = field(default_factory=dict)  # per-plugin PreFilter state

@@ -17,6 +17,8 @@ import numpy as np
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import GenericObject, Pod, PodGroup
 from kubegpu.model.loose import loose
+from kubegpu.scheduling.cycle import run_filters
+from kubegpu.scheduling.versions import version_of
 
 # (where, key, system): checked in this order, first hit names the group
 GANG_MARKERS = (
@@ -121,6 +123,12 @@ def find_gangs(state: ClusterState) -> dict[str, Gang]:
     return gangs
 
 
+def reaches_min_member(bound: int, placeable: int, min_member: int) -> bool:
+    """The one "can the gang start" rule: running members plus those that fit together reach minMember
+    (coscheduling's Permit waits for minMember pods; Volcano's gang plugin the same)."""
+    return bound + placeable >= min_member
+
+
 @dataclass
 class GangPlacement:
     """Where the pending members of a gang would go together, and who is left over."""
@@ -132,7 +140,7 @@ class GangPlacement:
 
     @property
     def schedulable(self) -> bool:
-        return self.bound + len(self.placed) >= self.min_member
+        return reaches_min_member(self.bound, len(self.placed), self.min_member)
 
 
 def place_gang(snapshot, gang: Gang, *, version=None, choose=None) -> GangPlacement:
@@ -142,14 +150,11 @@ def place_gang(snapshot, gang: Gang, *, version=None, choose=None) -> GangPlacem
     most room for the other members. `choose(pod, feasible) -> node index | None` replaces that
     choice when a caller applies rules of its own on top of the core's (the extender's GPU rules).
     """
-    from kubegpu.scheduling.cycle import run_filters
-    from kubegpu.scheduling.versions import version_of
 
     v = version or version_of(snapshot.state.server_version)
     work = snapshot.copy()
     placed: dict[str, str] = {}
     unplaced: list[str] = []
-    gpu_col = work.column.get("nvidia.com/gpu")
     for pod in sorted(gang.pending, key=lambda p: p.name):
         info = work.pod_info(pod)
         outcome = run_filters(work, pod, v, info=info)
@@ -163,11 +168,8 @@ def place_gang(snapshot, gang: Gang, *, version=None, choose=None) -> GangPlacem
                 unplaced.append(pod.key)
                 continue
             i = int(picked)
-        elif gpu_col is not None:
-            free = work.alloc[feasible, gpu_col] - work.requested[feasible, gpu_col]
-            i = int(feasible[np.argmin(free)])
         else:
-            i = int(feasible[0])
+            i = int(feasible[np.argmin(work.gpu_room(info)[feasible])])
         work.assume(info, i)
         placed[pod.key] = work.names[i]
     return GangPlacement(placed, unplaced, len(gang.bound), gang.min_member)

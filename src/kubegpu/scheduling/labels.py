@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -88,6 +89,7 @@ class LabelIndex:
             self._columns[key] = (col, vocab, list(vocab))
         self._name_codes = {name: i for i, name in enumerate(names)}
         self._cache: dict[object, np.ndarray] = {}
+        self.derived: dict[str, Any] = {}  # per-label-index facts other modules compute once (PV usability)
 
     def labels(self, i: int) -> dict[str, str]:
         return self._labels[i]

@@ -9,8 +9,7 @@ then the PostFilter message (DynamicResources, then DefaultPreemption's "preempt
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import msgspec
 
@@ -45,14 +44,6 @@ def fit_error_message(num_nodes: int, *, reason_counts: Mapping[str, int] | None
     if postfilter_message:
         text += f" {postfilter_message}" + ("." if version.postfilter_double_period else "")
     return text
-
-
-def count_reasons(statuses: Iterable[tuple[str, ...]]) -> Counter:
-    """Each node's reasons counted once per node (a node may add several, e.g. cpu and gpu)."""
-    counts: Counter = Counter()
-    for reasons in statuses:
-        counts.update(reasons)
-    return counts
 
 
 # ---------------------------------------------------------------- reading event text

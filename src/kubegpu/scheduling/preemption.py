@@ -30,6 +30,7 @@ from kubegpu.scheduling.framework import Code, Status
 from kubegpu.scheduling.message import DRA_NO_CLAIMS, DRA_STATE_NOT_FOUND, PREEMPTION_PREFIX
 from kubegpu.scheduling.message import fit_error_message
 from kubegpu.scheduling.snapshot import NodeView, PodInfo, SchedulingSnapshot
+from kubegpu.scheduling.registry import DEFAULT_FILTERS
 
 NAME = "DefaultPreemption"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -115,8 +116,6 @@ def pdb_violations(infos: list[PodInfo], pdbs: list[PodDisruptionBudget]) -> lis
 
 def _fits_on(ctx, skipped: frozenset[str], view: NodeView, i: int) -> bool:
     """All filters on one node (upstream RunFilterPluginsWithNominatedPods on the node's clone)."""
-    from kubegpu.scheduling.registry import DEFAULT_FILTERS
-
     idx = np.asarray([i])
     return all(not plugin.filter(ctx, view, idx).code[0] for plugin in DEFAULT_FILTERS if plugin.name not in skipped)
 

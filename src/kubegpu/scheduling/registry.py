@@ -39,4 +39,4 @@ DEFAULT_FILTERS: tuple[FilterPlugin, ...] = (
 )
 
 FILTER_NAMES: tuple[str, ...] = tuple(p.name for p in DEFAULT_FILTERS)
-NOT_EVALUATED: tuple[str, ...] = tuple(p.name for p in DEFAULT_FILTERS if getattr(p, "evaluated", True) is False)
+NOT_EVALUATED: tuple[str, ...] = tuple(p.name for p in DEFAULT_FILTERS if not p.evaluated)

@@ -9,17 +9,20 @@ preemption dry run, gang placement and the defrag planner.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.gpu import GPU, is_gpu_resource
 from kubegpu.model.kinds import Node, Pod
 from kubegpu.model.pools import node_pool
 from kubegpu.model.resources import pod_requests
+from kubegpu.scheduling.framework import PodInfo  # re-exported: PodInfo lives with the framework vocabulary
 from kubegpu.scheduling.hostports import pod_host_ports
 from kubegpu.scheduling.labels import LabelIndex
+from kubegpu.scheduling.nodeready import not_ready_untainted
 from kubegpu.scheduling.podcolumns import PodColumns
 
 CORE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
@@ -30,24 +33,12 @@ def is_scalar_resource(name: str) -> bool:
     return "/" in name or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
 
 
-@dataclass
-class PodInfo:
-    """A pod's scheduling-relevant facts, computed once per pod."""
-
-    pod: Pod
-    key: str
-    requests: dict[str, int]
-    vector: np.ndarray             # requests over the snapshot's resource columns
-    extra: dict[str, int]          # requested resources no node offers (always insufficient)
-    priority: int
-    host_ports: list[tuple[str, str, int]] = field(default_factory=list)
-
-
 class SchedulingSnapshot:
     """NodeInfo for every node, as arrays; mutable through assume/remove, cloned by copy()."""
 
     def __init__(self, state: ClusterState) -> None:
         self.state = state
+        self.derived: dict[str, Any] = {}  # facts filters compute once per snapshot object (not shared by copies)
         self.nodes: list[Node] = list(state.nodes)
         self.names: list[str] = [n.name for n in self.nodes]
         self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
@@ -67,6 +58,8 @@ class SchedulingSnapshot:
                     self.alloc[i, j] = amount
             self.allowed_pods[i] = alloc.get("pods", 0)
         self.unschedulable = np.asarray([bool(node.spec.unschedulable) for node in self.nodes], dtype=bool)
+        # NotReady by condition, no condition taint: the core (as kube-scheduler) sees nothing; `why` notes it
+        self.not_ready_untainted = np.asarray([not_ready_untainted(node) for node in self.nodes], dtype=bool)
         self.labels = LabelIndex(self.names, [node.metadata.labels for node in self.nodes])
         self.pools: list[str] = [node_pool(node) for node in self.nodes]
         self._taint_groups()
@@ -148,6 +141,18 @@ class SchedulingSnapshot:
             self.node_slots[i] = tuple(order[bounds[i]:bounds[i + 1]].tolist())
         np.add.at(self.requested, node_idx, vec)
         self.pod_count += np.bincount(node_idx, minlength=len(self.nodes))
+
+    def gpu_room(self, info: PodInfo, requested: np.ndarray | None = None) -> np.ndarray:
+        """int[n]: free units of the GPU resources the pod asks for (whole, shared, MIG), summed.
+
+        What "most free GPU for this pod" orders by (a pod asking none: free nvidia.com/gpu).
+        `requested` defaults to the snapshot's own (a view's may hide pods).
+        """
+        cols = [self.column[r] for r in info.requests if is_gpu_resource(r) and r in self.column]
+        if not cols and GPU in self.column:
+            cols = [self.column[GPU]]
+        used = self.requested if requested is None else requested
+        return (self.alloc[:, cols] - used[:, cols]).sum(axis=1) if cols else np.zeros(len(self.names), np.int64)
 
     def pool_index(self) -> tuple[list[str], np.ndarray]:
         """(sorted pool names, pool index per node), computed once (pools never change)."""
@@ -247,6 +252,7 @@ class SchedulingSnapshot:
         """An independent what-if copy (labels, taints and the ClusterState are shared, read-only)."""
         new = object.__new__(SchedulingSnapshot)
         new.__dict__.update(self.__dict__)
+        new.derived = {}
         for attr in ("pod_node", "pod_prio", "pod_vec", "alive", "pod_anti", "requested", "pod_count"):
             setattr(new, attr, getattr(self, attr).copy())
         new._pods = list(self._pods)
@@ -267,10 +273,6 @@ class SchedulingSnapshot:
     def node_of(self, pod_key: str) -> int | None:
         s = self.slot.get(pod_key)
         return int(self.pod_node[s]) if s is not None and self.alive[s] else None
-
-    def bound_infos(self) -> Iterator[PodInfo]:
-        for s in np.flatnonzero(self.alive[: len(self._pods)]):
-            yield self.info_at(int(s))
 
     # ------------------------------------------------------------ taints
     def _taint_groups(self) -> None:
@@ -304,17 +306,10 @@ class SchedulingSnapshot:
             extra.setdefault(i, []).append(o)
         return NodeView(self, requested, count, extra=extra)
 
-    def filter_pod(self, pod: Pod, *, version=None):
-        """Run PreFilter and every Filter of the default profile for `pod` on every node."""
-        from kubegpu.scheduling.cycle import run_filters
-        from kubegpu.scheduling.versions import version_of
-
-        v = version if version is not None else version_of(self.state.server_version)
-        return run_filters(self, pod, v)
-
 
 class NodeView:
-    """The node state a filter reads: summed requests, pod counts, the pods on a node.
+    """The node state a filter reads (implements `framework.NodeView`): summed requests, pod counts,
+    the pods on a node.
 
     `excluded` (a mask over pod slots) hides pods, e.g. preemption's "every lower-priority pod
     removed"; `extra` adds pods that are not bound yet (nominated pods, gang siblings).

@@ -1,6 +1,7 @@
 """The initial state of a simulation taken from a real cluster source (`--demo`, `--snapshot`, live).
 
-Node groups: cluster-autoscaler's own `--nodes=MIN:MAX:NAME` args name them; a node belongs to the
+Node groups: cluster-autoscaler's own `--nodes MIN:MAX:NAME` args name them (`model.autoscaler`, the
+reading the audit shares; a malformed one is an input error naming the Deployment); a node belongs to the
 group whose NAME is one of its label values (e.g. `eks.amazonaws.com/nodegroup`), else to its pool
 label (`kubegpu.model.pools`). Groups the autoscaler does not know keep their size. Each group's
 shape (allocatable CPU, memory, physical GPUs, model, labels, taints, max pods) is its first
@@ -12,30 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubegpu.model.autoscaler import find_cluster_autoscalers
 from kubegpu.model.pools import node_pool
 from kubegpu.scheduling.placement.task import Task
-from kubegpu.simulate.autoscaler.config import flags_from_args
 from kubegpu.simulate.workload import SERVICE, Job, PriorityClass, Selector
 
 GROUP_LABEL = "kubegpu.io/simulated-node-group"
 TOLERATE_EVERYTHING = ""  # a toleration with an empty key (operator Exists) tolerates every taint
-
-
-def autoscaler_args(state) -> list[str]:
-    for dep in state.of_kind("Deployment"):
-        for ctr in dep.spec.template.spec.containers:
-            if "cluster-autoscaler" in (ctr.image or "") or "cluster-autoscaler" in " ".join(ctr.command[:1]):
-                return [*ctr.command, *ctr.args]
-    return []
-
-
-def _ca_groups(args: list[str]) -> dict[str, tuple[int, int]]:
-    out = {}
-    for arg in args:
-        if arg.startswith("--nodes="):
-            lo, hi, name = arg.removeprefix("--nodes=").split(":", 2)
-            out[name] = (int(lo), int(hi))
-    return out
 
 
 def _taint(t) -> str:
@@ -44,8 +28,9 @@ def _taint(t) -> str:
 
 def cluster_overrides(state) -> tuple[dict[str, Any], list[Job]]:
     """(scenario overrides for `cluster.node_groups` and `autoscaler`, the running pods as jobs)."""
-    args = autoscaler_args(state)
-    known = _ca_groups(args)
+    found = find_cluster_autoscalers(state)
+    ca = found[0] if found else None  # the first, as cluster-autoscaler runs one per cluster
+    known = {g.name: (g.min, g.max) for g in ca.node_groups()} if ca is not None else {}
     members: dict[str, list] = {}
     for node in state.nodes:
         values = set(node.metadata.labels.values())
@@ -81,6 +66,6 @@ def cluster_overrides(state) -> tuple[dict[str, Any], list[Job]]:
                         priority=prio, selector=Selector(((GROUP_LABEL, group_of[node]),), (TOLERATE_EVERYTHING,)),
                         origin=f"{state.source or 'cluster'}: Pod/{pod.key}"))
     overrides: dict[str, Any] = {"cluster.node_groups": groups}
-    for flag, value in flags_from_args(args).items():
+    for flag, value in (ca.modelled_flags if ca is not None else {}).items():
         overrides[f"autoscaler.{flag}"] = value
     return overrides, jobs

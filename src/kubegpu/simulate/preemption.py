@@ -5,7 +5,8 @@ resources are tried (not on selector/taints: "UnschedulableAndUnresolvable"); pe
 strictly lower-priority pod, check the fit, then reprieve the most important victims first
 (higher priority, then earlier start) while the pod still fits; the node is then picked by
 upstream's criteria (`scheduling.preemption.pick_one_node`). Fit is `PlacementState.fits_on` on a
-one-node copy: the one fit rule. No PDBs in the simulated workloads, so none is violated.
+one-node sub-state (`PlacementState.rows`), with the placement state's documented omissions. No PDBs
+in the simulated workloads, so none is violated.
 Starting at node 0 (upstream starts at a random offset) keeps runs reproducible.
 """
 
@@ -35,20 +36,9 @@ class RunningPod:
     start: float
 
 
-def node_copy(state: PlacementState, slot: int) -> PlacementState:
-    """A one-node PlacementState with the node's current allocation (what-if without touching the cluster)."""
-    s = slice(slot, slot + 1)
-    return PlacementState(names=[state.names[slot]], cpu_alloc=state.cpu_alloc[s],
-                          cpu_used=state.cpu_alloc[s] - state.cpu_free[s], mem_alloc=state.mem_alloc[s],
-                          mem_used=state.mem_alloc[s] - state.mem_free[s], dev_total=state.dev_total[s],
-                          dev_used=state.dev_total[s] - state.dev_free[s], pods_alloc=state.pods_alloc[s],
-                          pods_used=state.pods_alloc[s] - state.pods_free[s], gpu_model=state.gpu_model[s],
-                          gpu_models=state.gpu_models, schedulable=np.ones(1, dtype=bool))
-
-
 def select_victims(state: PlacementState, slot: int, task: Task, lower: list[RunningPod]) -> list[RunningPod] | None:
     """upstream SelectVictimsOnNode: None when removing every lower-priority pod still does not make room."""
-    one = node_copy(state, slot)
+    one = state.rows([slot])  # what-if on a one-node copy, the cluster untouched
     for pod in lower:
         one.remove(pod.task, Placement(0, pod.devices))
     if not one.fits_on(task, 0):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubegpu.errors import InputError, QuantityError
 from kubegpu.model.quantity import parse_quantity
@@ -17,8 +17,9 @@ from kubegpu.model.timeutil import parse_duration
 from kubegpu.scheduling.placement.registry import POLICY_NAMES
 from kubegpu.simulate import limits
 
-if TYPE_CHECKING:
-    from kubegpu.simulate.scenario import ScenarioSpec
+# `spec` below is a simulate.scenario.ScenarioSpec; it is not imported, even for type checking,
+# because scenario imports these checks (the layer test refuses type-level cycles too).
+ScenarioSpec = Any
 
 
 def shown(value: Any, width: int = 60) -> str:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import msgspec
 
 from kubegpu.model.cluster import ClusterState
-from kubegpu.model.gpu import MILLI
+from kubegpu.model.gpu import gpu_number
 from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
+from kubegpu.scheduling.nodeready import table_takes_new_pods
 
 
 class GpuCounts(msgspec.Struct):
@@ -28,8 +29,8 @@ class NodeStatusRow(msgspec.Struct):
     gpu_model: str | None
     gpus: GpuCounts
     sharing: str
-    schedulable: bool
-    ready: bool
+    schedulable: bool        # takes new pods: neither cordoned nor NotReady (scheduling.nodeready)
+    ready: bool              # the Ready condition is True
     pods: int
     gpu_pods: list[str]
     cpu: GpuCounts
@@ -38,6 +39,7 @@ class NodeStatusRow(msgspec.Struct):
     advertised: int = 0
     devices_milli_used: list[int] = []
     namespace_gpus: int | float = 0
+    cordoned: bool = False   # spec.unschedulable
 
 
 class Totals(msgspec.Struct):
@@ -55,11 +57,6 @@ class StatusReport(msgspec.Struct):
     namespace: str | None = None
 
 
-def gpus(milli: int) -> int | float:
-    """Milli-GPU as GPUs: an int when whole, else rounded to 3 decimals."""
-    return milli // MILLI if milli % MILLI == 0 else round(milli / MILLI, 3)
-
-
 def _counts(total: int, used: int, scale: float = 1.0) -> GpuCounts:
     if scale == 1.0:
         return GpuCounts(total=total, allocated=used, free=total - used)
@@ -74,6 +71,7 @@ def cluster_status(state: ClusterState, table: NodeTable | None = None,
     `devices_milli_used` is every device's milli-GPU in use on every GPU node (shared or not), and
     `namespace_gpus` the GPUs held by the scope's pods on that node."""
     t = table if table is not None else NodeTable.from_cluster(state)
+    takes = table_takes_new_pods(t)
     rows = []
     for i, node in enumerate(state.nodes):
         info = state.node_gpus[node.name]
@@ -83,20 +81,20 @@ def cluster_status(state: ClusterState, table: NodeTable | None = None,
         held = sum(state.gpu_demand(p, node.name).total_milli for p in pods)
         rows.append(NodeStatusRow(
             name=node.name, pool=t.pool[i], gpu_model=info.model if info.physical else None,
-            gpus=GpuCounts(total=gpus(total), allocated=gpus(used), free=gpus(total - used)),
-            sharing=info.sharing, schedulable=bool(t.schedulable[i]), ready=node.is_ready,
+            gpus=GpuCounts(total=gpu_number(total), allocated=gpu_number(used), free=gpu_number(total - used)),
+            sharing=info.sharing, schedulable=bool(takes[i]), ready=node.is_ready,
             pods=len(pods),
             gpu_pods=sorted(p.key for p in pods if state.gpu_demand(p, node.name).is_gpu),
             cpu=_counts(int(t.cpu_alloc[i]), int(t.cpu_used[i]), 1000.0),
             memory_gib=_counts(int(t.mem_alloc[i]), int(t.mem_used[i]), float(2**30)),
             replicas=info.replicas, advertised=info.advertised,
             devices_milli_used=[int(x) for x in t.dev_used[i, : info.physical]],
-            namespace_gpus=gpus(int(held)),
+            namespace_gpus=gpu_number(int(held)), cordoned=bool(t.cordoned[i]),
         ))
     total = int(t.dev_total.sum())
     used = int(t.dev_used.sum())
     totals = Totals(nodes=len(rows), gpu_nodes=int((t.gpu_count > 0).sum()),
-                    gpus=GpuCounts(total=gpus(total), allocated=gpus(used), free=gpus(total - used)),
+                    gpus=GpuCounts(total=gpu_number(total), allocated=gpu_number(used), free=gpu_number(total - used)),
                     allocation_ratio=round(used / total, 4) if total else 0.0)
     return StatusReport(nodes=rows, totals=totals, source=state.source, server_version=state.server_version,
                         namespace=scope.namespace)

@@ -20,6 +20,7 @@ from prometheus_client.registry import Collector
 
 from kubegpu import __version__
 from kubegpu.audit.rules import METRIC_FRAG_RATE, METRIC_STRANDED
+from kubegpu.model.gpu import MILLI, gpu_number
 from kubegpu.models.metrics import METRIC_HELP
 from kubegpu.web.store import ModelStore
 from kubegpu.web.views import ClusterViews, blocker_of, is_blocked
@@ -41,7 +42,7 @@ class Family:
 def _node_rows(v: ClusterViews) -> Rows:
     """Per node of the GPU map (`frag --plot`'s): allocated, free, and stranded as the map counts it."""
     for n in v.gpumap.nodes:
-        used = sum(d.used_milli for d in n.devices) / 1000
+        used = gpu_number(sum(d.used_milli for d in n.devices))
         pool = n.pool or "(none)"
         yield (n.name, pool, "allocated"), used
         yield (n.name, pool, "free"), len(n.devices) - used
@@ -67,9 +68,9 @@ def _node_stranded(v: ClusterViews) -> Rows:
     gpu_nodes = np.flatnonzero(state.gpu_count > 0)
     free = state.dev_free.sum(axis=1, dtype=np.int64)
     for k in SIZES:
-        stranded = (free - pods_that_fit(state, k, cpu.get(k)) * k * 1000) / 1000
+        stranded = free - pods_that_fit(state, k, cpu.get(k)) * k * MILLI
         for i in gpu_nodes.tolist():
-            yield (state.names[i], state.pool[i] or "(none)", str(k)), round(float(stranded[i]), 3)
+            yield (state.names[i], state.pool[i] or "(none)", str(k)), gpu_number(int(stranded[i]))
 
 
 def _pool_stranded(v: ClusterViews) -> Rows:
@@ -106,7 +107,7 @@ def _pod_gpus(v: ClusterViews) -> Rows:
         for pod in sorted(v.state.pods_by_node.get(n.name, []), key=lambda p: p.key):
             task = pod_task(v.state, pod)
             if task.num_gpu:
-                yield (pod.namespace, pod.name, n.name), task.num_gpu * task.gpu_milli / 1000
+                yield (pod.namespace, pod.name, n.name), gpu_number(task.num_gpu * task.gpu_milli)
 
 
 def _model_cache_rows(name: str, labels: tuple[str, ...]) -> Callable[[ClusterViews], Rows]:
@@ -149,7 +150,7 @@ MODEL_FAMILIES: list[Family] = [
            "cannot use (0-1); the mix is named by kubegpu_fragmentation_mix_info.", (),
            lambda v: [((), v.frag.fragmentation.rate)]),
     Family("kubegpu_fragmentation_gpus", "FGD fragmentation amount in GPUs.", (),
-           lambda v: [((), v.frag.fragmentation.amount_milli_gpu / 1000)]),
+           lambda v: [((), gpu_number(v.frag.fragmentation.amount_milli_gpu))]),
     Family("kubegpu_pool_fragmentation_rate", "FGD fragmentation rate per pool (0-1).", ("pool",),
            lambda v: [((p.pool or "(none)",), p.fragmentation.rate) for p in v.frag.pools if p.gpus.total]),
     Family("kubegpu_pending_gpu_pods", "Pending GPU pods by namespace and blocker (the kube-scheduler filter "

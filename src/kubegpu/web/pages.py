@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
+from kubegpu.defrag.preview import largest_pending
 from kubegpu.web.api import parse_size
 from kubegpu.fragmentation.gpumap import NodeMap
 from kubegpu.web.results import read_results
@@ -172,15 +173,9 @@ class Pages:
 
     @staticmethod
     def _largest_pending(v: ClusterViews) -> str | None:
-        best = None
-        for r in v.pending_gpu:
-            if not is_blocked(r):
-                continue
-            ns, _, name = r.pod.partition("/")
-            demand = v.state.gpu_demand(v.state.pod(ns, name)).total_milli
-            if best is None or demand > best[0]:
-                best = (demand, r.pod)
-        return best[1] if best else None
+        """The doctor preview's rule (defrag.preview.largest_pending) among the blocked pods."""
+        pod, _ = largest_pending(v.state, {r.pod for r in v.pending_gpu if is_blocked(r)})
+        return pod.key if pod is not None else None
 
     async def audit(self, request: Request) -> Response:
         from kubegpu.audit.catalog import PITFALLS

@@ -27,8 +27,7 @@ MAX_CACHED_PLANS = 64
 
 def gang_blocked(report) -> bool:
     """The pod would fit alone, but its gang cannot reach minMember together."""
-    g = report.gang
-    return g is not None and g.bound + g.fit_together < g.min_member
+    return report.gang is not None and not report.gang.can_start
 
 
 def is_blocked(report) -> bool:

@@ -74,7 +74,7 @@ class FakeTable:
     pods_alloc = np.array([110, 110]); pods_used = np.array([1, 0])
     dev_total = np.array([[1000, 1000], [1000, 0]]); dev_used = np.array([[1000, 250], [0, 0]])
     gpu_model = np.array([0, 0]); gpu_models = ["L4"]
-    schedulable = np.array([True, True]); pool = ["gpu", "gpu"]
+    cordoned = np.array([False, True]); not_ready = np.array([True, False]); pool = ["gpu", "gpu"]
 
 
 def test_from_node_table_reads_the_columns():
@@ -82,3 +82,4 @@ def test_from_node_table_reads_the_columns():
     assert s.dev_free.tolist() == [[0, 750], [1000, 0]]
     assert s.gpu_count.tolist() == [2, 1] and s.cpu_free.tolist() == [7000, 8000]
     assert s.affinity_counts[0, 1] == 1 and s.pods_free.tolist() == [109, 110]
+    assert s.schedulable.tolist() == [False, False]  # NotReady, cordoned: scheduling.nodeready

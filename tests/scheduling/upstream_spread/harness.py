@@ -14,6 +14,7 @@ from sched_builders import cluster, node, obj, pod
 from kubegpu.scheduling.framework import Code, Status
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion
+from kubegpu.scheduling.cycle import filter_pod
 
 V = KubeVersion(1, 36, 3)  # default configuration of the newest release
 TARGET = "incoming"
@@ -115,7 +116,7 @@ def plugin_statuses(plugin: str, incoming: dict, nodes: list[dict], pods=(), obj
     incoming["status"] = {"phase": "Pending"}
     st = cluster(*nodes, *existing(*pods), *objs, incoming)
     snap = SchedulingSnapshot.from_cluster(st)
-    out = snap.filter_pod(st.pod(incoming["metadata"]["namespace"], TARGET), version=V)
+    out = filter_pod(snap, st.pod(incoming["metadata"]["namespace"], TARGET), version=V)
     n = len(snap.nodes)
     if out.prefilter is not None:
         return [out.prefilter] * n

@@ -26,6 +26,7 @@ from kubegpu.scheduling.message import fit_error_message
 from kubegpu.scheduling.preemption import dry_run
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion
+from kubegpu.scheduling.cycle import filter_pod
 
 from .harness import V
 
@@ -125,7 +126,7 @@ POST_FILTER = [
 def test_post_filter(objs, pods, incoming, nominated, want):
     st = cluster(*objs, *pods, incoming)
     snap = SchedulingSnapshot.from_cluster(st)
-    outcome = snap.filter_pod(st.pod("default", "p"), version=V133)
+    outcome = filter_pod(snap, st.pod("default", "p"), version=V133)
     assert not outcome.schedulable
     result = dry_run(snap, outcome)
     assert (result.chosen.node if result.chosen else None) == nominated

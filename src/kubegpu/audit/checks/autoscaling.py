@@ -9,41 +9,27 @@ from typing import Any, Iterator
 from kubegpu.audit.context import AuditContext
 from kubegpu.audit.findings import CLUSTER_OBJECT, Hit, Patch
 from kubegpu.audit.workloads import controller_templates
-from kubegpu.model.kinds import GenericObject, Workload
+from kubegpu.model.kinds import GenericObject
 from kubegpu.model.pools import node_pool
 from kubegpu.model.timeutil import parse_duration
-from kubegpu.model.cmdline import command_flags
+from kubegpu.model.autoscaler import ClusterAutoscaler, find_cluster_autoscalers
 from kubegpu.model.loose import loose
 
-# upstream defaults (cluster-autoscaler pkg/config/flags/flags.go)
-CA_DEFAULTS = {"scale-down-delay-after-add": "10m", "scale-down-unneeded-time": "10m",
-               "scale-down-utilization-threshold": "0.5", "scale-down-gpu-utilization-threshold": "0.5"}
 GPU_REQUIREMENT_HINTS = ("gpu", "accelerator")
 
 
-def cluster_autoscalers(ctx: AuditContext) -> list[tuple[Workload, dict[str, str]]]:
-    """(Deployment, flags) of every cluster-autoscaler in the state."""
-    out = []
-    for dep in ctx.state.of_kind("Deployment"):
-        for c in dep.spec.template.spec.containers:
-            line = [*c.command, *c.args]
-            if "cluster-autoscaler" in (c.image or "") or any(t.endswith("cluster-autoscaler") for t in line[:2]):
-                out.append((dep, command_flags(line)))
-                break
-    return out
-
-
-def _flag(flags: dict[str, str], name: str) -> tuple[str, bool]:
-    """(value, is_default)."""
-    return (flags[name], False) if name in flags else (CA_DEFAULTS[name], True)
+def cluster_autoscalers(ctx: AuditContext) -> list[ClusterAutoscaler]:
+    """Every cluster-autoscaler in the state (model.autoscaler: one reading with the simulator)."""
+    return find_cluster_autoscalers(ctx.state)
 
 
 def _duration_check(ctx: AuditContext, check_id: str, flag: str) -> Iterator[Hit]:
     minimum = parse_duration(str(ctx.param(check_id, "min"))) or 0
-    for dep, flags in cluster_autoscalers(ctx):
-        if flags.get("scale-down-enabled", "true") == "false":
+    for ca in cluster_autoscalers(ctx):
+        dep = ca.workload
+        if not ca.enabled("scale-down-enabled"):
             continue
-        value, default = _flag(flags, flag)
+        value, default = ca.value(flag)
         seconds = parse_duration(value)
         if seconds is not None and seconds < minimum:
             shown = f"--{flag}={value}" + (" (the default)" if default else "")
@@ -65,11 +51,12 @@ def scale_down_unneeded_time(ctx: AuditContext) -> Iterator[Hit]:
 def scale_down_utilization(ctx: AuditContext) -> Iterator[Hit]:
     """KG-303: a utilization threshold above the maximum (GPU nodes use the GPU one)."""
     maximum = float(ctx.param("KG-303", "max"))
-    for dep, flags in cluster_autoscalers(ctx):
-        if flags.get("scale-down-enabled", "true") == "false":
+    for ca in cluster_autoscalers(ctx):
+        dep = ca.workload
+        if not ca.enabled("scale-down-enabled"):
             continue
         for flag in ("scale-down-utilization-threshold", "scale-down-gpu-utilization-threshold"):
-            value, _ = _flag(flags, flag)
+            value, _ = ca.value(flag)
             try:
                 number = float(value)
             except ValueError:
@@ -150,11 +137,9 @@ def _reserved_capacity(ctx: AuditContext) -> bool:
             if pc is not None and pc.value < 0 and any("gpu" in r for c in t.spec.containers
                                                        for r in c.resources.requests):
                 return True
-    for _, flags in cluster_autoscalers(ctx):
-        for spec in flags.get("nodes", "").split():
-            low = spec.split(":", 1)[0]
-            if low.isdigit() and int(low) > 0:
-                return True
+    for ca in cluster_autoscalers(ctx):
+        if any(group.min > 0 for group in ca.node_groups(strict=False)):
+            return True
     return any(_dig(p.body, "spec", "replicas") for p in karpenter_gpu_pools(ctx))
 
 

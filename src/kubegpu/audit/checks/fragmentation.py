@@ -6,7 +6,6 @@ import math
 from collections import Counter
 from typing import Iterator
 
-import msgspec
 import numpy as np
 import yaml
 
@@ -24,13 +23,11 @@ GANG_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group
 COMPACTORS = ("descheduler", "kai-scheduler")
 
 
-def _fgd_rate(ctx: AuditContext) -> str | None:
-    """The fragmentation engine's FGD rate and stranded GPUs, when that engine is installed."""
-    if ctx.frag_report is None:
-        return None
-    report = msgspec.to_builtins(ctx.frag_report)
-    rate = float(report["fragmentation"]["rate"])
-    sizes = ", ".join(f"{k}-GPU: {float(v):g}" for k, v in report["stranded_by_size"].items() if float(v))
+def _fgd_rate(ctx: AuditContext) -> str:
+    """The fragmentation engine's FGD rate and stranded GPUs."""
+    report = ctx.frag_report
+    rate = float(report.fragmentation.rate)
+    sizes = ", ".join(f"{k}-GPU: {float(v):g}" for k, v in report.stranded_by_size.items() if float(v))
     return f"FGD fragmentation rate {rate:.0%}" + (f"; stranded GPUs by pod size: {sizes}" if sizes else "")
 
 

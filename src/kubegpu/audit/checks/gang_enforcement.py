@@ -20,9 +20,11 @@ import yaml
 
 from kubegpu.audit.context import AuditContext
 from kubegpu.audit.findings import Hit, Patch
+from kubegpu.errors import InputError
 from kubegpu.model.kinds import ConfigMap, Pod
 from kubegpu.scheduling.gang import find_gangs
 from kubegpu.model.text import counted
+from kubegpu.sources.safe_yaml import load_yaml_documents
 
 DEFAULT_SCHEDULER = "default-scheduler"
 # gang system -> the schedulerName its scheduler serves by default, and image substrings of that scheduler
@@ -70,9 +72,9 @@ def served_gangs(ctx: AuditContext) -> dict[str, set[str]]:
         for text in cm.data.values():
             if "KubeSchedulerConfiguration" not in text:
                 continue
-            try:
-                docs = list(yaml.safe_load_all(text))
-            except yaml.YAMLError:
+            try:  # cluster-provided text: the one safe loader (alias bombs, depth) — unreadable is skipped
+                docs = load_yaml_documents(text, where=cm.ref)
+            except InputError:
                 continue
             for doc in docs:
                 for name, enabled in _profiles(doc):

@@ -13,6 +13,7 @@ from kubegpu.model.kinds import CSINode, Node, PersistentVolume, StorageClass
 from kubegpu.model.objects import NodeSelectorRequirement, VolumeNodeAffinity
 from kubegpu.model.quantity import resource_amount
 from kubegpu.model.loose import loose
+from kubegpu.audit.rules import RuleOptions, prometheus_rule_yaml
 
 LOCAL_NODE_LABEL_HINTS = ("nvme", "local-ssd", "localssd", "local-disk", "instance-store")
 
@@ -40,7 +41,6 @@ def no_iowait_alert(ctx: AuditContext) -> Iterator[Hit]:
     """KG-1002: only when the cluster has GPU nodes (that is what the alert protects)."""
     if not ctx.gpu_nodes or _has_iowait_alert(ctx):
         return
-    from kubegpu.audit.rules import RuleOptions, prometheus_rule_yaml
 
     yield Hit(object=CLUSTER_OBJECT, message="no alerting rule watches node iowait: GPUs starved by storage look "
                                              "merely idle",

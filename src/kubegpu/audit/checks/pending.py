@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
-
-import msgspec
+from typing import Iterator
 
 from kubegpu.audit.context import AuditContext
 from kubegpu.audit.findings import Hit
 from kubegpu.audit.workloads import all_pod_templates
+from kubegpu.explain.summary import PendingSummary
 from kubegpu.model.kinds import Pod
 from kubegpu.scheduling.filters.tainttoleration import FILTER_EFFECTS, tolerates
 from kubegpu.model.text import counted
@@ -18,12 +17,9 @@ TRANSIENT_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernete
                             "ToBeDeletedByClusterAutoscaler", "DeletionCandidateOfClusterAutoscaler")
 
 
-def _explain_engine(ctx: AuditContext) -> dict[str, dict[str, Any]]:
-    """pod key -> the explain engine's entry (reason, first_remedy, gang), when it is installed."""
-    summaries = ctx.pending_summaries
-    if summaries is None:
-        return {}
-    return {item["pod"]: item for item in msgspec.to_builtins(summaries)}
+def _explain_engine(ctx: AuditContext) -> dict[str, PendingSummary]:
+    """pod key -> the explain engine's summary (reason, first_remedy, gang)."""
+    return {item.pod: item for item in ctx.pending_summaries}
 
 
 def _last_failed_scheduling(ctx: AuditContext, pod: Pod) -> str | None:
@@ -47,19 +43,18 @@ def pending_gpu_pods(ctx: AuditContext) -> Iterator[Hit]:
     """KG-201: every Pending GPU pod, with the scheduler's reason."""
     explained = _explain_engine(ctx)
     for pod in ctx.pending_gpu_pods:
-        entry = explained.get(pod.key, {})
-        remedies = [entry["first_remedy"]] if entry.get("first_remedy") else [
-            r.get("summary") for r in entry.get("remedies", []) if isinstance(r, dict) and r.get("summary")]
+        entry = explained.get(pod.key)
+        remedies = [entry.first_remedy] if entry is not None and entry.first_remedy else []
         if pod.spec.scheduling_gates:
             gates = ", ".join(g.name for g in pod.spec.scheduling_gates)
             why = f"held by scheduling gates ({gates})"
         else:
-            why = (entry.get("reason") or entry.get("message") or _last_failed_scheduling(ctx, pod)
+            why = ((entry.reason if entry is not None else None) or _last_failed_scheduling(ctx, pod)
                    or _own_reason(ctx, pod))
         evidence = [f"since {pod.metadata.creation_timestamp}"] if pod.metadata.creation_timestamp else []
         evidence += [f"remedy: {r}" for r in remedies]
-        if entry.get("gang"):
-            evidence.append(f"gang: {entry['gang']}")
+        if entry is not None and entry.gang:
+            evidence.append(f"gang: {entry.gang}")
         yield Hit(object=pod.ref, message=f"Pending: {why}", evidence=tuple(evidence),
                   remediation=remedies[0] if remedies else None)
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, Status
+from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses, Status
 
 NAME = "DynamicResources"
 NOT_EVALUATED = "not evaluated: ResourceClaims are not read by kubegpu yet"
 
 
-class DynamicResourcesFilter:
+class DynamicResourcesFilter(FilterPlugin):
     name = NAME
     evaluated = False
 

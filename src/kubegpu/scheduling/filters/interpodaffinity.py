@@ -19,7 +19,7 @@ import numpy as np
 from kubegpu.model.kinds import Pod
 from kubegpu.model.objects import LabelSelector, LabelSelectorRequirement, PodAffinityTerm
 from kubegpu.model.selectors import selector_matches
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, Status
+from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses, Status
 
 NAME = "InterPodAffinity"
 ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
@@ -187,7 +187,7 @@ class _Prepared:
         return np.where(fail_aff, 1, np.where(fail_anti, 2, np.where(fail_existing, 3, 0)))
 
 
-class InterPodAffinityFilter:
+class InterPodAffinityFilter(FilterPlugin):
     name = NAME
     node_local = False  # a node's verdict depends on pods of its whole topology domain
 

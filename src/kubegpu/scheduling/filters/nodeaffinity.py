@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from kubegpu.model.kinds import Pod
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, PreFilterResult, Status
+from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses, PreFilterResult, Status
 from kubegpu.scheduling.labels import OBJECT_NAME_FIELD, LabelIndex
 
 NAME = "NodeAffinity"
@@ -37,7 +37,7 @@ def node_affinity_mask(pod: Pod, labels: LabelIndex) -> np.ndarray:
     return mask
 
 
-class NodeAffinityFilter:
+class NodeAffinityFilter(FilterPlugin):
     name = NAME
 
     def pre_filter(self, ctx: CycleContext):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses
+from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses
 
 NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"
 
 
-class NodeNameFilter:
+class NodeNameFilter(FilterPlugin):
     name = NAME
 
     def pre_filter(self, ctx: CycleContext):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, Status
+from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses, Status
 from kubegpu.scheduling.hostports import pod_host_ports
 
 NAME = "NodePorts"
@@ -73,7 +73,7 @@ def _clashes(wanted: list[tuple[str, str, int]], proto_port: np.ndarray, ip: np.
     return out
 
 
-class NodePortsFilter:
+class NodePortsFilter(FilterPlugin):
     name = NAME
 
     def pre_filter(self, ctx: CycleContext):

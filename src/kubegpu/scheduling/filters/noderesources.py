@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from kubegpu.scheduling.fit import short_columns
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, small_unique
+from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses, small_unique
 
 NAME = "NodeResourcesFit"
 ERR_REASON_TOO_MANY_PODS = "Too many pods"
@@ -37,7 +37,7 @@ def insufficient(ctx: CycleContext, view, idx: np.ndarray):
     return too_many, short, unresolvable, names
 
 
-class NodeResourcesFitFilter:
+class NodeResourcesFitFilter(FilterPlugin):
     name = NAME
 
     def pre_filter(self, ctx: CycleContext):

@@ -7,7 +7,7 @@ import numpy as np
 
 from kubegpu.model.objects import Taint
 from kubegpu.scheduling.filters.tainttoleration import tolerates
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses
+from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -15,7 +15,7 @@ ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"  # still defined
 UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
 
 
-class NodeUnschedulableFilter:
+class NodeUnschedulableFilter(FilterPlugin):
     name = NAME
 
     def pre_filter(self, ctx: CycleContext):

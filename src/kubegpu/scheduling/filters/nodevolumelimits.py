@@ -11,7 +11,6 @@ an ephemeral claim the pod does not own (upstream: code Error, which kubegpu's S
 
 from __future__ import annotations
 
-from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -19,7 +18,7 @@ from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import CSINode, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass, VolumeAttachment
 from kubegpu.scheduling.filters import csimigration as mig
 from kubegpu.scheduling.filters.volumes import claim_class, claim_of, owned_by
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, Status
+from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses, Status
 
 NAME = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
@@ -193,21 +192,19 @@ class _SnapshotVolumes:
         return self.n_slots == len(snapshot.alive) and self.slots == snapshot.node_slots
 
 
-_STATE: "WeakKeyDictionary[ClusterState, _StateVolumes]" = WeakKeyDictionary()
-_SNAPSHOT: "WeakKeyDictionary[object, _SnapshotVolumes]" = WeakKeyDictionary()
-
-
 def _state_volumes(state: ClusterState) -> _StateVolumes:
-    found = _STATE.get(state)
+    """Remembered on the state (`ClusterState.derived`)."""
+    found = state.derived.get(NAME)
     if found is None:
-        found = _STATE[state] = _StateVolumes(state)
+        found = state.derived[NAME] = _StateVolumes(state)
     return found
 
 
 def _snapshot_volumes(snapshot, known: _StateVolumes) -> _SnapshotVolumes:
-    found = _SNAPSHOT.get(snapshot)
+    """Remembered on the snapshot (`SchedulingSnapshot.derived`), rebuilt when its pods changed."""
+    found = snapshot.derived.get(NAME)
     if found is None or not found.current(snapshot):
-        found = _SNAPSHOT[snapshot] = _SnapshotVolumes(snapshot, known)
+        found = snapshot.derived[NAME] = _SnapshotVolumes(snapshot, known)
     return found
 
 
@@ -267,7 +264,7 @@ def over_limit(view, known: _StateVolumes, table: _SnapshotVolumes, new: dict[st
     return failed
 
 
-class NodeVolumeLimitsFilter:
+class NodeVolumeLimitsFilter(FilterPlugin):
     name = NAME
 
     def pre_filter(self, ctx: CycleContext):

@@ -17,7 +17,7 @@ from kubegpu.model.objects import LabelSelector, LabelSelectorRequirement
 from kubegpu.model.selectors import selector_matches
 from kubegpu.scheduling.filters.nodeaffinity import node_affinity_mask
 from kubegpu.scheduling.filters.tainttoleration import first_untolerated
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, Status
+from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses, Status
 
 NAME = "PodTopologySpread"
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
@@ -89,7 +89,7 @@ class _Constraint:
         return (d >= 0) & (match + self.self_match - low > self.c.max_skew)
 
 
-class PodTopologySpreadFilter:
+class PodTopologySpreadFilter(FilterPlugin):
     name = NAME
     node_local = False  # a node's verdict depends on pods of every domain
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from kubegpu.model.objects import Taint, Toleration
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses
+from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses
 
 NAME = "TaintToleration"
 ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"  # 1.34.2+; older wordings in versions.py
@@ -40,7 +40,7 @@ def first_untolerated(taints, tolerations, effects=FILTER_EFFECTS) -> Taint | No
     return None
 
 
-class TaintTolerationFilter:
+class TaintTolerationFilter(FilterPlugin):
     name = NAME
 
     def pre_filter(self, ctx: CycleContext):

@@ -22,7 +22,7 @@ import numpy as np
 from kubegpu.model.kinds import PersistentVolume, PersistentVolumeClaim, StorageClass
 from kubegpu.scheduling.filters import volumematch
 from kubegpu.scheduling.filters.volumes import claim_class, claim_names, owned_by
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, Status
+from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses, Status
 from kubegpu.scheduling.labels import LabelIndex
 
 NAME = "VolumeBinding"
@@ -95,7 +95,7 @@ def _can_provision(ctx: CycleContext, claims: list[PersistentVolumeClaim]) -> np
     return ok
 
 
-class VolumeBindingFilter:
+class VolumeBindingFilter(FilterPlugin):
     name = NAME
 
     def pre_filter(self, ctx: CycleContext):

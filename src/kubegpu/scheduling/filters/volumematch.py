@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -97,13 +96,10 @@ def _node_mask(snapshot, pv: PersistentVolume) -> np.ndarray:
 
 # PV -> the nodes it may be used on, per node label index (pod-independent: computed once, not per
 # pod; node indexes rather than masks, as most PVs with a node affinity name one node or a zone)
-_USABLE: "WeakKeyDictionary[LabelIndex, dict[str, tuple[PersistentVolume, np.ndarray | None]]]" = \
-    WeakKeyDictionary()
-
-
 def _usable(snapshot, pv: PersistentVolume) -> np.ndarray | None:
-    """Indexes of the nodes that may use `pv`; None when every node may."""
-    memo = _USABLE.setdefault(snapshot.labels, {})
+    """Indexes of the nodes that may use `pv`; None when every node may (remembered on the label index)."""
+    memo: dict[str, tuple[PersistentVolume, np.ndarray | None]] = snapshot.labels.derived.setdefault(
+        "volumematch.usable", {})
     hit = memo.get(pv.name)
     if hit is None or hit[0] is not pv:
         mask = _node_mask(snapshot, pv)
@@ -228,13 +224,10 @@ class _PVColumns:
         return answer
 
 
-_COLUMNS: "WeakKeyDictionary[LabelIndex, dict[frozenset[str], _PVColumns]]" = WeakKeyDictionary()
-
-
 def _columns(snapshot, classes: frozenset[str]) -> _PVColumns:
     """The candidate PVs of these classes as columns, built once per snapshot labels (PVs do not
     change while a cluster state is read), not once per pod."""
-    memo = _COLUMNS.setdefault(snapshot.labels, {})
+    memo: dict[frozenset[str], _PVColumns] = snapshot.labels.derived.setdefault("volumematch.columns", {})
     cols = memo.get(classes)
     if cols is None or cols.state is not snapshot.state:
         cols = memo[classes] = _PVColumns(snapshot, candidates(snapshot.state, classes))

@@ -22,7 +22,7 @@ import numpy as np
 from kubegpu.model.kinds import Pod
 from kubegpu.model.objects import Volume
 from kubegpu.scheduling.filters.volumes import pod_claims
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, Status
+from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses, Status
 
 NAME = "VolumeRestrictions"
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
@@ -100,7 +100,7 @@ def _rwop_in_use(ctx: CycleContext, claims: set[str]) -> int:
     return len(used)
 
 
-class VolumeRestrictionsFilter:
+class VolumeRestrictionsFilter(FilterPlugin):
     name = NAME
 
     def pre_filter(self, ctx: CycleContext):

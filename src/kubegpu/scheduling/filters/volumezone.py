@@ -13,7 +13,7 @@ import numpy as np
 
 from kubegpu.model.kinds import PersistentVolume, PersistentVolumeClaim, StorageClass
 from kubegpu.scheduling.filters.volumes import claim_class
-from kubegpu.scheduling.framework import Code, CycleContext, NodeStatuses, Status
+from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses, Status
 
 NAME = "VolumeZone"
 ERR_REASON_CONFLICT = "node(s) had no available volume zone"
@@ -78,7 +78,7 @@ def pv_topologies(ctx: CycleContext) -> list[tuple[str, set[str]]] | Status:
     return out
 
 
-class VolumeZoneFilter:
+class VolumeZoneFilter(FilterPlugin):
     name = NAME
 
     def pre_filter(self, ctx: CycleContext):

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from kubegpu.scheduling.fit import fits_amounts, fits_devices
+from kubegpu.scheduling.nodeready import table_takes_new_pods
 from kubegpu.scheduling.placement.task import Placement, Task
 
 # GPU-request classes for GpuClustering (Gandiva): shared, 1..8 whole GPUs, anything else.
@@ -82,6 +83,8 @@ class PlacementState:
     def from_node_table(cls, table: Any, *, placed: Iterable[tuple[int, Task]] = ()) -> PlacementState:
         """Build from a `kubegpu.model.nodetable.NodeTable` (physical GPUs, per-device milli).
 
+        `schedulable` is the one readiness rule (`scheduling.nodeready`): neither cordoned nor NotReady.
+
         `placed` lists (node index, task) of pods already running, so GpuClustering knows which
         request classes each node hosts; resources are taken from the table, not from `placed`.
         """
@@ -90,7 +93,7 @@ class PlacementState:
                     pods_alloc=table.pods_alloc, pods_used=table.pods_used,
                     dev_total=table.dev_total, dev_used=table.dev_used,
                     gpu_model=table.gpu_model, gpu_models=table.gpu_models,
-                    schedulable=table.schedulable, pool=table.pool)
+                    schedulable=table_takes_new_pods(table), pool=table.pool)
         for node, task in placed:
             cls_ = affinity_class(task)
             if cls_ >= 0:
@@ -104,6 +107,33 @@ class PlacementState:
             other.__dict__[key] = value.copy() if isinstance(value, (np.ndarray, list, dict)) else value
         other._model_masks = dict(self._model_masks)
         other.uid = next(_STATE_IDS)
+        return other
+
+    def rows(self, idx: Any, *, empty: bool = False) -> PlacementState:
+        """A sub-state of the rows `idx` (indices, repeats allowed), every per-node column taken along.
+
+        Current allocation is kept (`empty=True`: nothing placed, e.g. a node group's template);
+        the new state is independent of this one.
+        """
+        idx = np.asarray(idx, dtype=np.int64).reshape(-1)
+        n = self.n_nodes
+        other = object.__new__(PlacementState)
+        for key, value in self.__dict__.items():
+            if isinstance(value, np.ndarray) and value.shape[:1] == (n,):
+                value = value[idx]  # fancy indexing copies
+            elif isinstance(value, (list, dict)):
+                value = value.copy()
+            other.__dict__[key] = value
+        other.names = [self.names[i] for i in idx.tolist()]
+        other.pool = [self.pool[i] for i in idx.tolist()]
+        other._model_masks = {}
+        other.uid = next(_STATE_IDS)
+        if empty:
+            other.cpu_free = other.cpu_alloc.copy()
+            other.mem_free = other.mem_alloc.copy()
+            other.pods_free = other.pods_alloc.copy()
+            other.dev_free = other.dev_total.copy()
+            other.affinity_counts[:] = 0
         return other
 
     # ---- derived views ------------------------------------------------------------------
@@ -135,8 +165,18 @@ class PlacementState:
     def fit_mask(self, task: Task) -> np.ndarray:
         """Nodes that can host `task` now: schedulable, CPU, memory, pod slots, GPU model and devices.
 
-        The rule is the scheduling core's (`scheduling.fit`): the same comparisons NodeResourcesFit
-        makes, with the device half counted per GPU.
+        The arithmetic is the scheduling core's (`scheduling.fit`): the comparisons NodeResourcesFit
+        makes, with the device half counted per GPU. A deliberately smaller model than the core's
+        filters (the placement policies score simulated tasks, which carry no pod spec): it leaves
+        out taints and tolerations, node selectors and node affinity other than the GPU-model pin,
+        ephemeral storage, extended resources other than GPUs, host ports, volumes, inter-pod
+        affinity and topology spread, and which GPU resource a pod names (nvidia.com/gpu, gpu.shared
+        or a MIG profile: the device half counts physical devices whatever resource serves them).
+        `schedulable` is the one readiness rule (`scheduling.nodeready`) when built from a NodeTable,
+        so a NotReady node without the condition taint is refused here and admitted by the core. A
+        pending pod's task is read without a node (`fragmentation.cluster.pod_task`), so a time-sliced
+        share counts as whole devices until the pod is bound. Where this admits a pod the core admits
+        it too, or one of these omissions is the difference (tests/scheduling/test_agreement.py).
         """
         ok = self.schedulable & fits_amounts((self.cpu_free, self.mem_free), (task.cpu_milli, task.mem_bytes))
         ok &= self.pods_free >= 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-MILLI = 1000
+from kubegpu.model.gpu import MILLI  # re-exported: the one milli-GPU unit
 
 
 class Task(msgspec.Struct, frozen=True, kw_only=True):

@@ -10,79 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from kubegpu.model.cmdline import command_flags
 from kubegpu.errors import InputError
+from kubegpu.model.autoscaler import BOOL_FLAGS, FLAGS, go_bool
+from kubegpu.model.cmdline import command_flags
 from kubegpu.model.timeutil import parse_duration
 
-# upstream FAQ flag table / main.go defaults. (name, kind, default)
-FLAGS: dict[str, tuple[str, Any]] = {
-    "scan-interval": ("duration", 10.0),
-    "max-node-provision-time": ("duration", 900.0),
-    "scale-down-enabled": ("bool", True),
-    "scale-down-delay-after-add": ("duration", 600.0),
-    "scale-down-delay-after-delete": ("duration", 0.0),
-    "scale-down-delay-after-failure": ("duration", 180.0),
-    "scale-down-delay-type-local": ("bool", False),
-    "scale-down-unneeded-time": ("duration", 600.0),
-    "scale-down-unready-time": ("duration", 1200.0),
-    "scale-down-unready-enabled": ("bool", True),
-    "scale-down-utilization-threshold": ("float", 0.5),
-    "scale-down-gpu-utilization-threshold": ("float", 0.5),
-    "scale-down-non-empty-candidates-count": ("int", 30),
-    "new-pod-scale-up-delay": ("duration", 0.0),
-    "expander": ("str", "least-waste"),
-    "max-nodes-total": ("int", 0),
-    "max-scale-down-parallelism": ("int", 10),
-    "max-drain-parallelism": ("int", 1),
-    "max-nodes-per-scaleup": ("int", 1000),
-    "node-delete-delay-after-taint": ("duration", 5.0),
-    "max-graceful-termination-sec": ("int", 600),
-    "initial-node-group-backoff-duration": ("duration", 300.0),
-    "max-node-group-backoff-duration": ("duration", 1800.0),
-    "node-group-backoff-reset-timeout": ("duration", 10800.0),
-    "expendable-pods-priority-cutoff": ("int", -10),
-    "skip-nodes-with-local-storage": ("bool", True),
-    "skip-nodes-with-system-pods": ("bool", True),
-    "enforce-node-group-min-size": ("bool", False),
-}
 EXPANDERS = ("least-waste", "most-pods", "priority", "price", "random")
 # Hard-coded in static_autoscaler.go (not flags): pods younger than this are not yet considered.
 UNSCHEDULABLE_POD_TIME_BUFFER = 2.0
 UNSCHEDULABLE_POD_WITH_GPU_TIME_BUFFER = 30.0
-
-
-@dataclass(frozen=True)
-class AutoscalerConfig:
-    """The flags the model uses, in seconds / plain values."""
-
-    scan_interval: float = 10.0
-    max_node_provision_time: float = 900.0
-    scale_down_enabled: bool = True
-    scale_down_delay_after_add: float = 600.0
-    scale_down_delay_after_delete: float = 0.0
-    scale_down_delay_after_failure: float = 180.0
-    scale_down_delay_type_local: bool = False
-    scale_down_unneeded_time: float = 600.0
-    scale_down_unready_time: float = 1200.0
-    scale_down_unready_enabled: bool = True
-    scale_down_utilization_threshold: float = 0.5
-    scale_down_gpu_utilization_threshold: float = 0.5
-    scale_down_non_empty_candidates_count: int = 30
-    new_pod_scale_up_delay: float = 0.0
-    expander: str = "least-waste"
-    max_nodes_total: int = 0
-    max_scale_down_parallelism: int = 10
-    max_drain_parallelism: int = 1
-    max_nodes_per_scaleup: int = 1000
-    node_delete_delay_after_taint: float = 5.0
-    max_graceful_termination_sec: int = 600
-    initial_node_group_backoff_duration: float = 300.0
-    max_node_group_backoff_duration: float = 1800.0
-    node_group_backoff_reset_timeout: float = 10800.0
-    expendable_pods_priority_cutoff: int = -10
-    skip_nodes_with_local_storage: bool = True
-    skip_nodes_with_system_pods: bool = True
-    enforce_node_group_min_size: bool = False
 
 
 def _convert(flag: str, kind: str, value: Any, where: str) -> Any:
@@ -98,9 +34,10 @@ def _convert(flag: str, kind: str, value: Any, where: str) -> Any:
     if kind == "bool":
         if isinstance(value, bool):
             return value
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
-        raise bad
+        parsed = go_bool(value) if isinstance(value, str) else None
+        if parsed is None:
+            raise bad
+        return parsed
     if kind == "int":
         if isinstance(value, bool):
             raise bad
@@ -128,6 +65,46 @@ def _convert(flag: str, kind: str, value: Any, where: str) -> Any:
     return text
 
 
+def _default(flag: str) -> Any:
+    """Upstream's default of `flag` (model.autoscaler.FLAGS, the one table), converted."""
+    kind, text = FLAGS[flag]
+    return _convert(flag, kind, text, "cluster-autoscaler defaults")
+
+
+@dataclass(frozen=True)
+class AutoscalerConfig:
+    """The flags the model uses, in seconds / plain values."""
+
+    scan_interval: float = _default("scan-interval")
+    max_node_provision_time: float = _default("max-node-provision-time")
+    scale_down_enabled: bool = _default("scale-down-enabled")
+    scale_down_delay_after_add: float = _default("scale-down-delay-after-add")
+    scale_down_delay_after_delete: float = _default("scale-down-delay-after-delete")
+    scale_down_delay_after_failure: float = _default("scale-down-delay-after-failure")
+    scale_down_delay_type_local: bool = _default("scale-down-delay-type-local")
+    scale_down_unneeded_time: float = _default("scale-down-unneeded-time")
+    scale_down_unready_time: float = _default("scale-down-unready-time")
+    scale_down_unready_enabled: bool = _default("scale-down-unready-enabled")
+    scale_down_utilization_threshold: float = _default("scale-down-utilization-threshold")
+    scale_down_gpu_utilization_threshold: float = _default("scale-down-gpu-utilization-threshold")
+    scale_down_non_empty_candidates_count: int = _default("scale-down-non-empty-candidates-count")
+    new_pod_scale_up_delay: float = _default("new-pod-scale-up-delay")
+    expander: str = _default("expander")
+    max_nodes_total: int = _default("max-nodes-total")
+    max_scale_down_parallelism: int = _default("max-scale-down-parallelism")
+    max_drain_parallelism: int = _default("max-drain-parallelism")
+    max_nodes_per_scaleup: int = _default("max-nodes-per-scaleup")
+    node_delete_delay_after_taint: float = _default("node-delete-delay-after-taint")
+    max_graceful_termination_sec: int = _default("max-graceful-termination-sec")
+    initial_node_group_backoff_duration: float = _default("initial-node-group-backoff-duration")
+    max_node_group_backoff_duration: float = _default("max-node-group-backoff-duration")
+    node_group_backoff_reset_timeout: float = _default("node-group-backoff-reset-timeout")
+    expendable_pods_priority_cutoff: int = _default("expendable-pods-priority-cutoff")
+    skip_nodes_with_local_storage: bool = _default("skip-nodes-with-local-storage")
+    skip_nodes_with_system_pods: bool = _default("skip-nodes-with-system-pods")
+    enforce_node_group_min_size: bool = _default("enforce-node-group-min-size")
+
+
 def autoscaler_config(flags: dict[str, Any], *, where: str) -> AutoscalerConfig:
     """Build the config from flag-name -> value; unknown names are errors."""
     values: dict[str, Any] = {}
@@ -145,5 +122,4 @@ def flags_from_args(args: list[str]) -> dict[str, str]:
 
     Flags the model does not use (cloud-provider, nodes, ...) are skipped: they are legitimate there.
     """
-    booleans = [name for name, spec in FLAGS.items() if spec[0] == "bool"]
-    return {name: value for name, value in command_flags(args, bool_flags=booleans).items() if name in FLAGS}
+    return {name: value for name, value in command_flags(args, bool_flags=BOOL_FLAGS).items() if name in FLAGS}

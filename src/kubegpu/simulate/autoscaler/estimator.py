@@ -35,11 +35,11 @@ class Estimate:
 
 def template_state(state: PlacementState, slot: int, count: int) -> PlacementState:
     """`count` empty copies of node `slot` (the group's template), none open yet."""
-    pick = np.full(count, slot)
-    return PlacementState(names=[f"template-{i}" for i in range(count)], cpu_alloc=state.cpu_alloc[pick],
-                          mem_alloc=state.mem_alloc[pick], dev_total=state.dev_total[pick],
-                          pods_alloc=state.pods_alloc[pick], gpu_model=state.gpu_model[pick],
-                          gpu_models=state.gpu_models, schedulable=np.zeros(count, dtype=bool))
+    tmpl = state.rows(np.full(count, slot), empty=True)
+    tmpl.names = [f"template-{i}" for i in range(count)]
+    tmpl.schedulable[:] = False
+    tmpl.tie_rank = np.arange(count, dtype=np.int64)
+    return tmpl
 
 
 def first_fit(state: PlacementState, task: Task, mask: np.ndarray) -> Placement | None:
