@@ -129,13 +129,15 @@ def inflation(nodes_file, pods_file, policies, seeds, tune, mix_file, workers, p
     mix = load_mix(mix_file) if mix_file else None
     trace = pods_file.rsplit("/", 1)[-1].removesuffix(".csv").removeprefix("openb_pod_list_")
     total = len(names) * len(seed_list)
+    sources = {"nodes_source": nodes_file, "pods_source": pods_file}
     if sys.stderr.isatty():
         with Progress(console=console(stderr=True), transient=True) as progress:
             bar = progress.add_task("inflation runs", total=total)
             results = run_experiment(nodes, pods, names, seed_list, trace=trace, tune=tune, mix=mix, workers=workers,
-                                     on_run=lambda policy, seed: progress.advance(bar))
+                                     on_run=lambda policy, seed: progress.advance(bar), **sources)
     else:
-        results = run_experiment(nodes, pods, names, seed_list, trace=trace, tune=tune, mix=mix, workers=workers)
+        results = run_experiment(nodes, pods, names, seed_list, trace=trace, tune=tune, mix=mix, workers=workers,
+                                 **sources)
     if plot_file:
         buffer = io.BytesIO()
         alloc_figure(results).savefig(buffer, format="png", dpi=120)

@@ -73,6 +73,16 @@ class GpuDemand(msgspec.Struct, frozen=True, kw_only=True):
 MAX_GPUS_PER_NODE = 256
 # nvidia.com/gpu.replicas (time-slicing/MPS) beyond this is not a configuration anyone runs.
 MAX_REPLICAS = 1024
+# The most GPU units one pod may ask for: far more than any cluster holds (a pod runs on one node
+# of at most MAX_GPUS_PER_NODE devices, so beyond 256 it can never run, and `why` says so). Beyond
+# this it is a typo or an attack ("1Ei"): refused when the pod is read, so every command agrees,
+# and its milli-GPU (units x 1000) fit the int32 placement columns.
+MAX_GPUS_PER_POD = 2**20
+
+
+def is_gpu_resource(name: str) -> bool:
+    """A resource counted in GPU devices or slices (whole, shared or MIG)."""
+    return name in (GPU, GPU_SHARED) or name.startswith(MIG_PREFIX)
 
 
 def _int_label(labels: dict[str, str], key: str) -> int | None:

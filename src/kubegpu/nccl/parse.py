@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kubegpu.errors import InputError
+from kubegpu.model.integers import parse_int
 from kubegpu.sources.bounded import open_bounded
 
 STDIN_NAME = "-"
@@ -47,6 +48,11 @@ class LogLine:
     number: int
     text: str
 
+    @property
+    def where(self) -> str:
+        """'file:line', as errors name a line."""
+        return f"{self.file}:{self.number}"
+
 
 @dataclass(frozen=True, slots=True)
 class Origin:
@@ -66,16 +72,19 @@ def normalize(raw: str) -> list[str]:
     return [seg.strip() for seg in text.split("\r") if seg.strip()]
 
 
-def line_origin(text: str) -> Origin:
-    """Host/pid from NCCL's prefix and the rank from launcher or PyTorch prefixes."""
+def line_origin(text: str, where: str | None = None) -> Origin:
+    """Host/pid from NCCL's prefix and the rank from launcher or PyTorch prefixes.
+
+    `where` ("file:line") names the line when a number is beyond int64 (InputError).
+    """
     host = pid = rank = None
     m = _NCCL_PREFIX.search(text)
     if m:
-        host, pid = m["host"], int(m["pid"])
+        host, pid = m["host"], parse_int(m["pid"], where=where, field="pid")
     for rx in _RANK_PREFIXES:
         r = rx.search(text)
         if r:
-            rank = int(r["rank"])
+            rank = parse_int(r["rank"], where=where, field="rank")
             break
     return Origin(host=host, pid=pid, rank=rank)
 

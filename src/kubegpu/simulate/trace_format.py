@@ -18,11 +18,14 @@ from __future__ import annotations
 import csv
 import functools
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 from kubegpu.errors import InputError
+from kubegpu.model.integers import shown, parse_int
 from kubegpu.scheduling.placement.task import MILLI, Task
+from kubegpu.sources.bounded import read_bounded
 from kubegpu.simulate.scenario import quantity, seconds
 from kubegpu.simulate.workload import BATCH, SERVICE, Job, PriorityClass, Selector
 
@@ -30,10 +33,15 @@ COLUMNS = ("name", "class", "kind", "submit", "duration", "work_gpu_seconds", "g
            "pods", "priority_class", "node_selector", "tolerations", "checkpoint_interval", "restart_overhead",
            "scheduling_timeout", "safe_to_evict")
 OPENB_TIME_COLUMNS = ("creation_time", "scheduled_time", "deletion_time")
+MAX_TRACE_BYTES = 4 * 1024**3
+MAX_TRACE_INT = 2**40 - 1  # counts, milli-CPU and MiB: far beyond any pod, and bytes (MiB << 20) stay in int64
 
 
 def _rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    text = path.read_text()
+    try:  # bounded in size, and in time for FIFOs (sources.bounded)
+        text = read_bounded(path, max_bytes=MAX_TRACE_BYTES).decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(f"not UTF-8 text (byte {err.start})", where=str(path)) from None
     if path.suffix == ".json":
         try:
             data = json.loads(text)
@@ -52,10 +60,17 @@ def _num(row: dict, key: str, where: str, default: float, *, integer: bool = Fal
     value = row.get(key)
     if value in (None, ""):
         return default
+    if integer:
+        if isinstance(value, float) and value.is_integer():  # JSON traces may write 2.0
+            value = int(value)
+        return parse_int(value if isinstance(value, (str, int)) else repr(value), where=where, field=key,
+                         lo=0, hi=MAX_TRACE_INT)
     try:
-        out = int(value) if integer else float(value)
+        out = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{value!r} is not a {'whole ' if integer else ''}number", where=where, field=key) from None
+        raise InputError(f"{shown(str(value))} is not a number", where=where, field=key) from None
+    if not math.isfinite(out):
+        raise InputError(f"{shown(str(value))} is not a finite number", where=where, field=key)
     if out < 0:
         raise InputError(f"{value!r} is negative", where=where, field=key)
     return out
@@ -73,8 +88,6 @@ def _seconds(text: str, where: str, field: str) -> float:
 
 def load_trace(path: str | Path, *, classes: dict[str, PriorityClass], default_class: str = "trace") -> list[Job]:
     p = Path(path)
-    if not p.is_file():
-        raise InputError("trace file not found", where=str(p))
     rows = _rows(p)
     if rows and all(c in rows[0][1] for c in OPENB_TIME_COLUMNS):
         return _openb(rows)

@@ -13,6 +13,7 @@ from kubegpu.model.kinds import GenericObject, Workload
 from kubegpu.model.pools import node_pool
 from kubegpu.model.timeutil import parse_duration
 from kubegpu.model.cmdline import command_flags
+from kubegpu.model.integers import int_or_none
 from kubegpu.model.loose import loose
 
 # upstream defaults (cluster-autoscaler pkg/config/flags/flags.go)
@@ -106,12 +107,11 @@ def _dig(body: Any, *path: str) -> Any:
 
 def is_gpu_nodepool(pool: GenericObject) -> bool:
     """A Karpenter NodePool that launches GPU nodes (requirements, taints, limits or labels say so)."""
-    spec = loose(pool).dict("spec")
-    reqs = _dig(spec, "template", "spec", "requirements") or []
+    reqs = loose(pool).list("spec.template.spec.requirements")
     if any(isinstance(r, dict) and any(h in str(r.get("key", "")).lower() for h in GPU_REQUIREMENT_HINTS)
            for r in reqs):
         return True
-    taints = _dig(spec, "template", "spec", "taints") or []
+    taints = loose(pool).list("spec.template.spec.taints")
     if any(isinstance(t, dict) and "gpu" in str(t.get("key", "")).lower() for t in taints):
         return True
     limits = loose(pool).dict("spec.limits")
@@ -152,8 +152,7 @@ def _reserved_capacity(ctx: AuditContext) -> bool:
                 return True
     for _, flags in cluster_autoscalers(ctx):
         for spec in flags.get("nodes", "").split():
-            low = spec.split(":", 1)[0]
-            if low.isdigit() and int(low) > 0:
+            if (int_or_none(spec.split(":", 1)[0]) or 0) > 0:
                 return True
     return any(_dig(p.body, "spec", "replicas") for p in karpenter_gpu_pools(ctx))
 
