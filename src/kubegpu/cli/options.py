@@ -12,9 +12,18 @@ from typing import Callable
 
 import click
 
-from kubegpu.errors import UsageError
+from kubegpu.errors import InputError, UsageError
+from kubegpu.sources.bounded import path_text
 
 DEMO_VARIANTS = ("pitfalls", "clean")
+ORIGINS = "kubegpu.origins"  # ctx.meta key: object ref -> snapshot file it came from
+
+
+def name_origin(err: InputError, ctx: click.Context) -> None:
+    """Give an error about an object read from a snapshot the file it came from (as kubectl names it)."""
+    origin = ctx.meta.get(ORIGINS, {}).get(err.obj) if err.where is None and err.obj else None
+    if origin:
+        err.where = origin
 
 
 @dataclass(frozen=True)
@@ -31,7 +40,7 @@ class SourceOptions:
         if self.demo:
             return f"demo:{self.demo}"
         if self.snapshots:
-            return "snapshot:" + ",".join(self.snapshots)
+            return "snapshot:" + ",".join(path_text(p) for p in self.snapshots)
         return f"live:{self.context or 'current-context'}"
 
 
@@ -94,6 +103,7 @@ def source_options(fn: Callable | None = None, *, namespaces: bool = True, k8s_v
 
 STANDARD_FORMATS = ("table", "wide", "json", "yaml")
 _LEGACY_FILE = "kubegpu.legacy_output_file"
+_LEGACY_NOTE = "kubegpu.legacy_output_note"
 
 
 def output_option(*formats: str, default: str | None = "table", standard: tuple[str, ...] = STANDARD_FORMATS,
@@ -102,7 +112,8 @@ def output_option(*formats: str, default: str | None = "table", standard: tuple[
 
     Accepts kubectl's `-o=json` as well as `-o json` and `--output=json`. With `legacy_file`, a
     value that is not a format name is taken as the output file (the old `-o FILE` of snapshot and
-    rules), with a one-line deprecation note on stderr; `file_option` picks it up.
+    rules); `file_option` picks it up and prints a one-line deprecation note once the command has
+    succeeded (a command that fails prints only its error line).
     """
     choices = (*standard, *formats)
 
@@ -114,8 +125,8 @@ def output_option(*formats: str, default: str | None = "table", standard: tuple[
             return fmt
         if legacy_file and fmt:
             ctx.meta[_LEGACY_FILE] = fmt
-            click.echo(f"note: -o FILE is deprecated; use --file {fmt} (-o is the format: {'|'.join(choices)})",
-                       err=True)
+            ctx.meta[_LEGACY_NOTE] = f"note: -o FILE is deprecated; use --file {fmt} (-o is the format: " \
+                                     f"{'|'.join(choices)})"
             return None
         raise click.BadParameter(f"{value!r} is not one of {', '.join(choices)}", ctx=ctx, param=param)
 
@@ -133,10 +144,19 @@ def file_option(help: str = "Write the output to FILE (atomically; '-' is stdout
     def decorate(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def wrapper(*args, file, **kwargs):
-            legacy = click.get_current_context().meta.get(_LEGACY_FILE)
+            meta = click.get_current_context().meta
+            legacy = meta.get(_LEGACY_FILE)
             if legacy and file:
                 raise click.UsageError(f"-o {legacy} names a file and so does --file {file}; use --file only")
-            return fn(*args, file=file or legacy, **kwargs)
+            try:
+                result = fn(*args, file=file or legacy, **kwargs)
+            except click.exceptions.Exit as done:  # exit 1 = findings: the command itself worked
+                if done.exit_code in (0, 1) and legacy:
+                    click.echo(meta[_LEGACY_NOTE], err=True)
+                raise
+            if legacy:
+                click.echo(meta[_LEGACY_NOTE], err=True)  # one note, after success: an error stays one line
+            return result
 
         return click.option("--file", "file", metavar="FILE", default=None, help=help)(wrapper)
 
@@ -169,7 +189,7 @@ def read_documents(source: SourceOptions):
     if source.snapshots:
         from kubegpu.sources.snapshot import read_snapshot
 
-        docs = Documents(source="snapshot:" + ",".join(source.snapshots))
+        docs = Documents(source="snapshot:" + ",".join(path_text(p) for p in source.snapshots))
         for path in source.snapshots:
             docs.extend(read_snapshot(path))
         return docs
@@ -183,6 +203,9 @@ def load_state(source: SourceOptions):
     from kubegpu.sources.documents import load_cluster
 
     state = load_cluster(read_documents(source), one_shot=True)  # a command keeps its cluster to the end
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and source.snapshots:  # an engine's error about an object then names its file
+        ctx.meta[ORIGINS] = state.origins
     if source.k8s_version:
         version = source.k8s_version if source.k8s_version.startswith("v") else "v" + source.k8s_version
         if not version[1:2].isdigit():

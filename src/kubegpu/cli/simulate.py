@@ -16,6 +16,7 @@ from kubegpu.fragmentation.shapes import load_mix
 from kubegpu.scheduling.placement.registry import POLICY_NAMES
 from kubegpu.simulate.inflation import ARRIVAL_POINTS, DEFAULT_TUNE, InflationResult, run_experiment
 from kubegpu.simulate.trace import load_nodes, load_pods
+from kubegpu.sources.bounded import path_text
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -125,11 +126,11 @@ def inflation(nodes_file, pods_file, policies, seeds, tune, mix_file, workers, p
     nodes = load_nodes(nodes_file)
     pods = load_pods(pods_file)
     if not pods:
-        raise UsageError(f"{pods_file}: no pods")
+        raise UsageError(f"{path_text(pods_file)}: no pods")
     mix = load_mix(mix_file) if mix_file else None
-    trace = pods_file.rsplit("/", 1)[-1].removesuffix(".csv").removeprefix("openb_pod_list_")
+    trace = path_text(pods_file).rsplit("/", 1)[-1].removesuffix(".csv").removeprefix("openb_pod_list_")
     total = len(names) * len(seed_list)
-    sources = {"nodes_source": nodes_file, "pods_source": pods_file}
+    sources = {"nodes_source": path_text(nodes_file), "pods_source": path_text(pods_file)}
     if sys.stderr.isatty():
         with Progress(console=console(stderr=True), transient=True) as progress:
             bar = progress.add_task("inflation runs", total=total)

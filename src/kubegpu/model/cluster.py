@@ -54,6 +54,8 @@ class ClusterState:
         self.pods_by_node: dict[str, list[Pod]] = dict(pods_by_node)
         self._index = {(o.kind, o.metadata.namespace or "", o.metadata.name): o for o in self.objects}
         self._demand: dict[tuple[str, str], tuple[Pod, GpuDemand]] = {}
+        # object ref -> the file it was read from (snapshots), so a later error can name the file
+        self.origins: dict[str, str] = {}
 
     # ------------------------------------------------------------ lookup
     def of_kind(self, kind: str) -> list:

@@ -21,7 +21,7 @@ from typing import BinaryIO
 
 from kubegpu.errors import InputError
 from kubegpu.model.integers import parse_int
-from kubegpu.sources.bounded import open_bounded
+from kubegpu.sources.bounded import open_bounded, path_text
 
 STDIN_NAME = "-"
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -95,9 +95,9 @@ MAX_LOG_BYTES = 64 * 1024**3
 
 def _open_binary(name: str) -> BinaryIO:
     if name != STDIN_NAME and Path(name).is_dir():
-        raise InputError("is a directory, not a log file", where=name)
+        raise InputError("is a directory, not a log file", where=path_text(name))
     # bounded in size, and in time for stdin, FIFOs and devices (sources.bounded)
-    return open_bounded(name, where="<stdin>" if name == STDIN_NAME else name, max_bytes=MAX_LOG_BYTES)
+    return open_bounded(name, where="<stdin>" if name == STDIN_NAME else path_text(name), max_bytes=MAX_LOG_BYTES)
 
 
 def _text_stream(raw: BinaryIO) -> io.TextIOWrapper:
@@ -124,7 +124,7 @@ class LogReader:
 
     def __init__(self, name: str, anchors: tuple[str, ...] = ()) -> None:
         self.name = name
-        self.label = "<stdin>" if name == STDIN_NAME else name
+        self.label = "<stdin>" if name == STDIN_NAME else path_text(name)  # reports and errors print it
         self.anchors = anchors
         self.lines = 0
 
@@ -134,9 +134,9 @@ class LogReader:
         try:
             yield from self._blocks(stream)
         except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-            raise InputError(f"corrupt or truncated gzip data: {exc}", where=self.name) from None
+            raise InputError(f"corrupt or truncated gzip data: {exc}", where=self.label) from None
         except OSError as exc:
-            raise InputError(f"read failed: {exc.strerror or exc}", where=self.name) from None
+            raise InputError(f"read failed: {exc.strerror or exc}", where=self.label) from None
         finally:
             stream.close()  # for stdin this closes our bounded reader, never fd 0
 
@@ -146,11 +146,11 @@ class LogReader:
         except InputError:
             raise
         except FileNotFoundError:
-            raise InputError("no such file", where=self.name) from None
+            raise InputError("no such file", where=self.label) from None
         except PermissionError:
-            raise InputError("permission denied", where=self.name) from None
+            raise InputError("permission denied", where=self.label) from None
         except OSError as exc:
-            raise InputError(f"cannot open: {exc.strerror or exc}", where=self.name) from None
+            raise InputError(f"cannot open: {exc.strerror or exc}", where=self.label) from None
 
     def _blocks(self, stream: io.TextIOWrapper) -> Iterator[LogLine]:
         tail = ""
@@ -159,7 +159,7 @@ class LogReader:
             if not chunk:
                 break
             if chunk.count("\0") > len(chunk) // 2:  # a log is text: this is a disk image or /dev/zero
-                raise InputError("binary data (mostly NUL bytes), not a text log", where=self.name)
+                raise InputError("binary data (mostly NUL bytes), not a text log", where=self.label)
             data = tail + chunk
             cut = data.rfind("\n")
             if cut == -1 and len(data) < _MAX_LINE_CHARS:

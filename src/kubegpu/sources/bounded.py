@@ -36,6 +36,12 @@ def read_timeout() -> float:
     return value
 
 
+def path_text(path: str | os.PathLike) -> str:
+    """A file name as text that can be printed and encoded: bytes that are not UTF-8 (kept by
+    Python as surrogates, which no encoder accepts) become backslash escapes, as `ls -b` shows them."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def size_text(n: int) -> str:
     return f"{n / 1024**3:g} GiB" if n >= 1024**3 else f"{n / 1024**2:g} MiB" if n >= 1024**2 else f"{n} bytes"
 
@@ -110,7 +116,7 @@ class _CountedStream(io.RawIOBase):
 def open_bounded(path: str | Path, *, where: str | None = None, max_bytes: int) -> io.BufferedReader:
     """A buffered binary reader of `path` ('-' is stdin) that enforces the size and time bounds."""
     name = str(path)
-    where = where or ("<stdin>" if name == "-" else name)
+    where = where or ("<stdin>" if name == "-" else path_text(name))
     if name == "-":
         try:
             fd, close_fd = sys.stdin.fileno(), False
