@@ -154,3 +154,10 @@ def test_inflation_that_could_not_end_is_refused_up_front(tmp_path, pods, nodes,
     (tmp_path / "nodes.csv").write_text(nodes)
     refused(run_inprocess("simulate", "inflation", "--nodes", str(tmp_path / "nodes.csv"),
                           "--pods", str(tmp_path / "pods.csv"), "--seeds", "1"), says)
+
+
+@pytest.mark.parametrize("seeds", [f"1-{HUGE}", HUGE, "١-٣"])
+def test_seeds_of_thousands_of_digits_are_a_usage_error(seeds):
+    r = run_inprocess("simulate", "inflation", "--nodes", "n.csv", "--pods", "p.csv", "--seeds", seeds)
+    refused(r, "--seeds", "expected numbers or ranges")
+    assert len(r.stderr) < 300

@@ -25,6 +25,7 @@ import yaml
 from kubegpu.audit.catalog import CATALOG_BY_ID, CheckInfo
 from kubegpu.audit.findings import Severity
 from kubegpu.errors import InputError
+from kubegpu.model.integers import int_or_none
 
 IGNORE_ANNOTATION = "kubegpu.io/ignore"
 
@@ -60,14 +61,14 @@ def pattern_matches(pattern: str, check: CheckInfo) -> bool:
     p = pattern.strip()
     if p in ("*", "all"):
         return True
-    m = re.fullmatch(r"pitfall[:\-](\d+)", p, re.IGNORECASE)
+    m = re.fullmatch(r"pitfall[:\-]([0-9]+)", p, re.IGNORECASE)
     if m:
-        return int(m.group(1)) == check.pitfall
+        return int_or_none(m.group(1)) == check.pitfall
     return p.upper() == check.id
 
 
 def _valid_pattern(p: str) -> bool:
-    return p.strip() in ("*", "all") or bool(re.fullmatch(r"pitfall[:\-](\d+)", p.strip(), re.IGNORECASE)) \
+    return p.strip() in ("*", "all") or bool(re.fullmatch(r"pitfall[:\-]([0-9]+)", p.strip(), re.IGNORECASE)) \
         or p.strip().upper() in CATALOG_BY_ID
 
 

@@ -13,6 +13,7 @@ from typing import Callable
 import click
 
 from kubegpu.errors import InputError, UsageError
+from kubegpu.model.integers import int_or_none, shown
 from kubegpu.sources.bounded import path_text
 
 DEMO_VARIANTS = ("pitfalls", "clean")
@@ -230,9 +231,9 @@ def check_seeds(ctx: click.Context, param: click.Parameter, value: str | None) -
         if not part:
             continue
         lo, sep, hi = part.partition("-")
-        if not (lo.isascii() and lo.isdigit() and (not sep or (hi.isascii() and hi.isdigit()))):
-            raise click.BadParameter(f"{value!r}: expected numbers or ranges like 42-51", ctx=ctx, param=param)
-        first, last = int(lo), int(hi) if sep else int(lo)
+        first, last = int_or_none(lo, lo=0), int_or_none(hi if sep else lo, lo=0)
+        if first is None or last is None:
+            raise click.BadParameter(f"{shown(value)}: expected numbers or ranges like 42-51", ctx=ctx, param=param)
         if last > SEED_MAX or first > last:
             raise click.BadParameter(f"{part!r}: seeds go from 0 to {SEED_MAX}, low to high", ctx=ctx, param=param)
         total += last - first + 1

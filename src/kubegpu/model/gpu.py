@@ -13,6 +13,7 @@ import re
 import msgspec
 
 from kubegpu.errors import InputError
+from kubegpu.model.integers import int_or_none
 from kubegpu.model.kinds import Node, Pod
 
 GPU = "nvidia.com/gpu"
@@ -87,10 +88,7 @@ def is_gpu_resource(name: str) -> bool:
 
 def _int_label(labels: dict[str, str], key: str) -> int | None:
     """A non-negative integer label as GFD writes it ("8"); anything else is no information."""
-    text = labels.get(key)
-    if not isinstance(text, str) or not text.isascii() or not text.isdigit() or len(text) > 9:
-        return None
-    return int(text)
+    return int_or_none(labels.get(key), lo=0, hi=999_999_999)
 
 
 def mig_slices(profile: str) -> int:
