@@ -1,9 +1,11 @@
 """Reading an input with bounds: at most so many bytes, and for pipes, FIFOs and devices, at most so long.
 
 A regular file ends; stdin, a FIFO with no writer, `/dev/zero` or `/dev/urandom` may not. Every
-file-like input (snapshots, logs, CSV traces, mix files) is opened through `open_bounded`, which
-refuses more than `max_bytes` and, on anything but a regular file, more than `timeout` seconds in
-total (default 300 s, `KUBEGPU_READ_TIMEOUT` overrides), each as one InputError naming the input.
+file-like input (snapshots, logs, CSV traces, mix files, audit config, kubeconfig) is opened through
+`open_bounded`, which refuses more than `max_bytes` and, on anything but a regular file, more than
+`timeout` seconds in total (default 300 s, `KUBEGPU_READ_TIMEOUT` overrides), each as one InputError
+naming the input. A FIFO is opened with O_NONBLOCK (open() would wait for a writer for ever) and
+then polled, so the time bound covers the wait for a writer too.
 """
 
 from __future__ import annotations
