@@ -41,7 +41,10 @@ def read_timeout() -> float:
 def path_text(path: str | os.PathLike) -> str:
     """A file name as text that can be printed and encoded: bytes that are not UTF-8 (kept by
     Python as surrogates, which no encoder accepts) become backslash escapes, as `ls -b` shows them."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
+    try:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that no file name decoded to (e.g. from a JSON "\\ud800")
+        return os.fspath(path).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def size_text(n: int) -> str:
