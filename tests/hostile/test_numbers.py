@@ -161,3 +161,15 @@ def test_seeds_of_thousands_of_digits_are_a_usage_error(seeds):
     r = run_inprocess("simulate", "inflation", "--nodes", "n.csv", "--pods", "p.csv", "--seeds", seeds)
     refused(r, "--seeds", "expected numbers or ranges")
     assert len(r.stderr) < 300
+
+
+def test_a_yaml_integer_of_thousands_of_digits_names_file_and_line(tmp_path):
+    snap = tmp_path / "dep.yaml"
+    snap.write_text(f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d, namespace: ml}}\nspec:\n"
+                    f"  replicas: {HUGE}\n")
+    r = run_inprocess("audit", "--snapshot", str(snap))
+    refused(r, "dep.yaml: line 5: integer", "too long")
+    assert len(r.stderr) < 300
+    config = tmp_path / "audit.yaml"
+    config.write_text(f"params:\n  KG-303:\n    max: {HUGE}\n")
+    refused(run_inprocess("audit", "--demo", "--config", str(config)), "audit.yaml: line 3: integer")
