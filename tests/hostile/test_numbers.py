@@ -173,3 +173,34 @@ def test_a_yaml_integer_of_thousands_of_digits_names_file_and_line(tmp_path):
     config = tmp_path / "audit.yaml"
     config.write_text(f"params:\n  KG-303:\n    max: {HUGE}\n")
     refused(run_inprocess("audit", "--demo", "--config", str(config)), "audit.yaml: line 3: integer")
+
+
+@pytest.mark.parametrize("value, says", [(HUGE, "must be a percentage"), ("abc", "must be a percentage"),
+                                         ("x%", "must be a percentage"), ("²", "must be a percentage"),
+                                         ("150%", "greater than 100%"), (-1, "greater than or equal to 0")])
+@pytest.mark.parametrize("field", ["minAvailable", "maxUnavailable"])
+def test_pdb_int_or_percent_is_checked_when_read_as_the_api_server_does(tmp_path, value, says, field):
+    """upstream ValidatePositiveIntOrPercent + IsNotMoreThan100Percent; defrag computed budgets from it (exit 3)."""
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "b", "namespace": "ml"},
+           "spec": {field: value, "selector": {"matchLabels": {"app": "x"}}}}
+    running = pod("p", "1", node="gpu-1")
+    running["metadata"]["labels"] = {"app": "x"}
+    for args in (["defrag", "--size", "8"], ["status"]):
+        r = run_inprocess(*args, "--snapshot", dump(tmp_path, NODE, pdb, running))
+        refused(r, f"PodDisruptionBudget/ml/b: field spec.{field}", says)
+        assert len(r.stderr) < 300
+
+
+def test_huge_numbers_in_mig_resources_sysctls_and_gfd_labels_are_no_information(tmp_path):
+    node = json.loads(json.dumps(NODE))
+    node["metadata"]["labels"] = {"nvidia.com/gpu.count": HUGE}
+    mig = json.loads(json.dumps(NODE))
+    mig["metadata"]["name"] = "gpu-2"
+    mig["status"]["allocatable"] = {"cpu": "8", "memory": "64Gi", f"nvidia.com/mig-{HUGE}g.10gb": "7"}
+    p = pod("p", "1", node="gpu-1")
+    p["spec"]["containers"][0]["env"] = [{"name": "NCCL_DEBUG", "value": "INFO"}]
+    p["spec"]["securityContext"] = {"sysctls": [{"name": "net.ipv4.ip_local_port_range", "value": f"{HUGE} 2"}]}
+    path = dump(tmp_path, node, mig, p)
+    for args in (["status"], ["audit"], ["doctor"], ["defrag", "--size", "8"], ["why", "--all"]):
+        r = run_inprocess(*args, "--snapshot", path)
+        assert r.code in (0, 1), (args, r.stderr)

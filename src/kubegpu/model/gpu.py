@@ -94,7 +94,7 @@ def _int_label(labels: dict[str, str], key: str) -> int | None:
 def mig_slices(profile: str) -> int:
     """Compute slices (of 7) that a MIG profile such as '3g.40gb' occupies."""
     m = _MIG_PROFILE.match(profile)
-    return int(m.group(1)) if m else 1
+    return (int_or_none(m.group(1), lo=0) if m else None) or 1
 
 
 def node_gpu(node: Node, allocatable: dict[str, int]) -> NodeGpu:
