@@ -153,8 +153,8 @@ def _check_int_or_percent(value: object, *, where: str | None, obj: KubeObject, 
         return
     if isinstance(value, str):
         if not _PERCENT.fullmatch(value):
-            raise InputError(f"{shown(value)}: a value of type string must be a percentage such as '50%'",
-                             where=where, obj=obj.ref, field=field)
+            raise InputError(f"{shown(value)}: a valid percent string must be a numeric string followed by an "
+                             "ending '%' (upstream IsValidPercent)", where=where, obj=obj.ref, field=field)
         if int(value[:-1]) > 100:
             raise InputError(f"{value!r} must not be greater than 100%", where=where, obj=obj.ref, field=field)
         return
