@@ -149,3 +149,10 @@ def test_path_text_escapes_what_no_encoder_accepts():
     assert path_text(os.fsdecode(b"logs/r\xff.log")) == "logs/r\\xff.log"  # as `ls -b` shows it
     assert path_text("a\ud800b") == "a\\ud800b" and path_text("é/plain") == "é/plain"
     assert path_text(b"r\xfe") == "r\\xfe"
+
+
+@pytest.mark.parametrize("args", [["status", "--snapshot", "-"], ["nccl", "-"]])
+def test_stdin_closed_before_start_is_one_error_line(args):
+    proc = popen(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.close(0))
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2 and len(err.strip().splitlines()) == 1 and "stdin is closed" in err, err

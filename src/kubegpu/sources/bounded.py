@@ -123,6 +123,8 @@ def open_bounded(path: str | Path, *, where: str | None = None, max_bytes: int) 
     name = str(path)
     where = where or ("<stdin>" if name == "-" else path_text(name))
     if name == "-":
+        if sys.stdin is None:  # fd 0 was closed before we started (`<&-`)
+            raise InputError("cannot read: stdin is closed", where=where)
         try:
             fd, close_fd = sys.stdin.fileno(), False
         except (AttributeError, OSError, ValueError):  # a stdin in memory (tests, click's runner): it ends
