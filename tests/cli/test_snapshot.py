@@ -179,7 +179,7 @@ def test_old_dash_o_file_still_writes_with_a_deprecation_note(run_kubegpu, tmp_p
     out = tmp_path / "demo.yaml"
     result = run_kubegpu("snapshot", "--demo", "-o", str(out))
     assert result.returncode == 0, result.stderr
-    note, wrote = result.stderr.splitlines()
+    wrote, note = result.stderr.splitlines()  # the note comes once the command has succeeded
     assert note.startswith("note: -o FILE is deprecated; use --file") and wrote.startswith(f"wrote {out}: ")
     import yaml
 

@@ -211,8 +211,17 @@ def test_rules_dash_o_file_still_works_with_a_note(tmp_path):
     target = tmp_path / "gpu-rules.json"
     r = run_inprocess("rules", "-o", str(target))
     assert r.code == 0
-    assert r.err_lines[0].startswith("note: -o FILE is deprecated; use --file")
+    assert r.err_lines[-1].startswith("note: -o FILE is deprecated; use --file")  # after success
     assert json.loads(target.read_text())["kind"] == "PrometheusRule"  # .json: JSON
+
+
+@pytest.mark.parametrize("args", [["snapshot", "--snapshot", "{missing}"], ["rules", "--for", "soon"],
+                                  ["snapshot", "--demo", "--file", "{other}"]])
+def test_a_deprecated_dash_o_file_that_then_fails_is_one_error_line(tmp_path, args):
+    """Issue 23: the deprecation note is printed only once the command succeeded; an error stays one line."""
+    names = {"missing": str(tmp_path / "missing.json"), "other": str(tmp_path / "b.json")}
+    r = run_inprocess(*[a.format(**names) for a in args], "-o", str(tmp_path / "out.json"))
+    assert r.code == 2 and len(r.err_lines) == 1 and r.err_lines[0].startswith("error: "), r.stderr
 
 
 def test_usage_errors_are_one_line():

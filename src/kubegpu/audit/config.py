@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import yaml
 
 from kubegpu.audit.catalog import CATALOG_BY_ID, CheckInfo
 from kubegpu.audit.findings import Severity
@@ -29,6 +28,7 @@ from kubegpu.model.quantity import parse_quantity
 from kubegpu.model.timeutil import parse_duration
 from kubegpu.sources.bounded import read_bounded  # bounded in size and, for FIFOs, in time
 from kubegpu.sources.safe_yaml import load_yaml_documents
+from kubegpu.model.integers import int_or_none
 
 IGNORE_ANNOTATION = "kubegpu.io/ignore"
 
@@ -64,14 +64,14 @@ def pattern_matches(pattern: str, check: CheckInfo) -> bool:
     p = pattern.strip()
     if p in ("*", "all"):
         return True
-    m = re.fullmatch(r"pitfall[:\-](\d+)", p, re.IGNORECASE)
+    m = re.fullmatch(r"pitfall[:\-]([0-9]+)", p, re.IGNORECASE)
     if m:
-        return int(m.group(1)) == check.pitfall
+        return int_or_none(m.group(1)) == check.pitfall
     return p.upper() == check.id
 
 
 def _valid_pattern(p: str) -> bool:
-    return p.strip() in ("*", "all") or bool(re.fullmatch(r"pitfall[:\-](\d+)", p.strip(), re.IGNORECASE)) \
+    return p.strip() in ("*", "all") or bool(re.fullmatch(r"pitfall[:\-]([0-9]+)", p.strip(), re.IGNORECASE)) \
         or p.strip().upper() in CATALOG_BY_ID
 
 

@@ -16,7 +16,10 @@ from urllib.parse import quote
 
 import msgspec
 
+from kubegpu.errors import InputError
+from kubegpu.sources.bounded import read_bounded
 from kubegpu.sources.documents import Documents
+from kubegpu.sources.snapshot import MAX_BYTES
 
 _TOKEN = re.compile(r'"?(kind|name)"?\s*:\s*"?([A-Za-z0-9][^"\s,}]*)"?')
 
@@ -82,9 +85,9 @@ def _name_lines(path: Path) -> dict[tuple[str, str], list[int]]:
     out: dict[tuple[str, str], list[int]] = {}
     if path.suffix == ".gz" or not path.is_file():
         return out
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    try:  # the snapshot was read once already; bounded all the same
+        text = read_bounded(path, max_bytes=MAX_BYTES).decode("utf-8")
+    except (InputError, UnicodeDecodeError):
         return out
     object_indent: int | None = None
     kind: str | None = None

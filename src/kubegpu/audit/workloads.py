@@ -15,6 +15,8 @@ import msgspec
 
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import pod_gpu_demand
+
+from kubegpu.model.integers import int_or_none
 from kubegpu.model.kinds import GenericObject, KubeObject, Pod, Workload
 from kubegpu.model.objects import ObjectMeta, PodSpec
 from kubegpu.model.resources import pod_requests
@@ -83,7 +85,7 @@ class GpuWorkload:
                     for i, token in enumerate(line):
                         value = token.split("=", 1)[1] if token.startswith(flag + "=") else (
                             line[i + 1] if token == flag and i + 1 < len(line) else None)
-                        if value is not None and value.split(":")[-1].isdigit() and int(value.split(":")[-1]) > 1:
+                        if value is not None and (int_or_none(value.split(":")[-1]) or 0) > 1:
                             return True
         return False
 

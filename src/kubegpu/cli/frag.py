@@ -13,6 +13,7 @@ from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, clus
 from kubegpu.fragmentation.report import FragReport, frag_report
 from kubegpu.fragmentation.shapes import load_mix
 from kubegpu.model.text import counted
+from kubegpu.sources.bounded import path_text
 
 
 def demand_text(report: FragReport) -> str:
@@ -95,7 +96,7 @@ def frag(source, output, mix_file, plot_file):
     scope = namespace_scope(source, cluster)
     mix = load_mix(mix_file) if mix_file else None
     if mix is not None:
-        report = frag_report(cluster_placement(cluster), mix, source=f"file:{mix_file}", namespace=scope.namespace)
+        report = frag_report(cluster_placement(cluster), mix, source=f"file:{path_text(mix_file)}", namespace=scope.namespace)
     else:
         report = cluster_frag_report(cluster, scope=scope)
     if plot_file:
@@ -116,6 +117,6 @@ def frag(source, output, mix_file, plot_file):
         for line in headline_lines(report):
             con.print(line, soft_wrap=not con.is_terminal)
         if plot_file:
-            con.print(f"GPU map written to {plot_file}")
+            con.print(f"GPU map written to {path_text(plot_file)}")
 
     emit(report, output, table)

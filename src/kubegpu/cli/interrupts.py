@@ -10,6 +10,7 @@ by rename.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -19,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from kubegpu.cli.writer import PENDING_TEMP_FILES, raise_for
+from kubegpu.errors import OutputError
 from kubegpu.shutdown import held_until
 
 GRACE_WORKERS = 0.3  # seconds after the signal: end the worker processes we started
@@ -221,10 +223,42 @@ class _Guarded:
         return getattr(self._stream, name)
 
 
+class _ClosedStdout:
+    """sys.stdout when fd 1 was closed at start: the first write is one error line (exit 2).
+
+    kubectl does the same (`error: write /dev/stdout: bad file descriptor`); a command that writes
+    nothing to stdout (`snapshot --file F`) still succeeds.
+    """
+
+    def write(self, text: str) -> int:
+        raise OutputError("cannot write: Bad file descriptor (stdout was closed before kubegpu started)",
+                          where="stdout")
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "Bad file descriptor")
+
+
 @contextmanager
 def guarded_stdout() -> Iterator[None]:
     original = sys.stdout
-    if original is None or isinstance(original, _Guarded):
+    if original is None:  # fd 1 was closed before we started (`kubegpu status >&-`)
+        sys.stdout = _ClosedStdout()  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            sys.stdout = original
+        return
+    if isinstance(original, _Guarded):
         yield
         return
     sys.stdout = _Guarded(original, "stdout")  # type: ignore[assignment]

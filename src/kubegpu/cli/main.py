@@ -13,7 +13,9 @@ import sys
 import click
 
 from kubegpu import __version__
-from kubegpu.errors import KubegpuError
+from kubegpu.cli.options import name_origin
+from kubegpu.errors import InputError, KubegpuError
+from kubegpu.sources.bounded import path_text
 
 # name -> (module, attribute, one-line help). The order is the order of `--help`.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -92,7 +94,11 @@ def _run(args: list[str]) -> object:
     """What click's `main` does, minus its handlers: it turns Ctrl-C into Abort (after printing an
     empty line) and a closed pipe into exit 1; both are ours to decide."""
     with cli.make_context(_prog_name(), args) as ctx:
-        return cli.invoke(ctx)
+        try:
+            return cli.invoke(ctx)
+        except InputError as err:
+            name_origin(err, ctx)
+            raise
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -108,7 +114,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             rc = _run(sys.argv[1:] if argv is None else list(argv))
         except KubegpuError as err:
-            click.echo("error: " + " ".join(str(err).splitlines()), err=True)
+            click.echo("error: " + path_text(" ".join(str(err).splitlines())), err=True)  # file names as ls -b
             sys.exit(2)
         except click.exceptions.Abort:
             interrupts.end_workers()

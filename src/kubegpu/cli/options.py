@@ -12,10 +12,20 @@ from typing import Callable
 
 import click
 
-from kubegpu.errors import UsageError
+from kubegpu.errors import InputError, UsageError
+from kubegpu.model.integers import int_or_none, shown
 from kubegpu.simulate.limits import MAX_SEEDS, SEED_MAX
+from kubegpu.sources.bounded import path_text
 
 DEMO_VARIANTS = ("pitfalls", "clean")
+ORIGINS = "kubegpu.origins"  # ctx.meta key: object ref -> snapshot file it came from
+
+
+def name_origin(err: InputError, ctx: click.Context) -> None:
+    """Give an error about an object read from a snapshot the file it came from (as kubectl names it)."""
+    origin = ctx.meta.get(ORIGINS, {}).get(err.obj) if err.where is None and err.obj else None
+    if origin:
+        err.where = origin
 
 
 @dataclass(frozen=True)
@@ -32,7 +42,7 @@ class SourceOptions:
         if self.demo:
             return f"demo:{self.demo}"
         if self.snapshots:
-            return "snapshot:" + ",".join(self.snapshots)
+            return "snapshot:" + ",".join(path_text(p) for p in self.snapshots)
         return f"live:{self.context or 'current-context'}"
 
 
@@ -95,6 +105,7 @@ def source_options(fn: Callable | None = None, *, namespaces: bool = True, k8s_v
 
 STANDARD_FORMATS = ("table", "wide", "json", "yaml")
 _LEGACY_FILE = "kubegpu.legacy_output_file"
+_LEGACY_NOTE = "kubegpu.legacy_output_note"
 
 
 def output_option(*formats: str, default: str | None = "table", standard: tuple[str, ...] = STANDARD_FORMATS,
@@ -103,7 +114,8 @@ def output_option(*formats: str, default: str | None = "table", standard: tuple[
 
     Accepts kubectl's `-o=json` as well as `-o json` and `--output=json`. With `legacy_file`, a
     value that is not a format name is taken as the output file (the old `-o FILE` of snapshot and
-    rules), with a one-line deprecation note on stderr; `file_option` picks it up.
+    rules); `file_option` picks it up and prints a one-line deprecation note once the command has
+    succeeded (a command that fails prints only its error line).
     """
     choices = (*standard, *formats)
 
@@ -115,8 +127,8 @@ def output_option(*formats: str, default: str | None = "table", standard: tuple[
             return fmt
         if legacy_file and fmt:
             ctx.meta[_LEGACY_FILE] = fmt
-            click.echo(f"note: -o FILE is deprecated; use --file {fmt} (-o is the format: {'|'.join(choices)})",
-                       err=True)
+            ctx.meta[_LEGACY_NOTE] = f"note: -o FILE is deprecated; use --file {fmt} (-o is the format: " \
+                                     f"{'|'.join(choices)})"
             return None
         raise click.BadParameter(f"{value!r} is not one of {', '.join(choices)}", ctx=ctx, param=param)
 
@@ -134,10 +146,19 @@ def file_option(help: str = "Write the output to FILE (atomically; '-' is stdout
     def decorate(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def wrapper(*args, file, **kwargs):
-            legacy = click.get_current_context().meta.get(_LEGACY_FILE)
+            meta = click.get_current_context().meta
+            legacy = meta.get(_LEGACY_FILE)
             if legacy and file:
                 raise click.UsageError(f"-o {legacy} names a file and so does --file {file}; use --file only")
-            return fn(*args, file=file or legacy, **kwargs)
+            try:
+                result = fn(*args, file=file or legacy, **kwargs)
+            except click.exceptions.Exit as done:  # exit 1 = findings: the command itself worked
+                if done.exit_code in (0, 1) and legacy:
+                    click.echo(meta[_LEGACY_NOTE], err=True)
+                raise
+            if legacy:
+                click.echo(meta[_LEGACY_NOTE], err=True)  # one note, after success: an error stays one line
+            return result
 
         return click.option("--file", "file", metavar="FILE", default=None, help=help)(wrapper)
 
@@ -170,7 +191,7 @@ def read_documents(source: SourceOptions):
     if source.snapshots:
         from kubegpu.sources.snapshot import read_snapshot
 
-        docs = Documents(source="snapshot:" + ",".join(source.snapshots))
+        docs = Documents(source="snapshot:" + ",".join(path_text(p) for p in source.snapshots))
         for path in source.snapshots:
             docs.extend(read_snapshot(path))
         return docs
@@ -184,6 +205,9 @@ def load_state(source: SourceOptions):
     from kubegpu.sources.documents import load_cluster
 
     state = load_cluster(read_documents(source), one_shot=True)  # a command keeps its cluster to the end
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and source.snapshots:  # an engine's error about an object then names its file
+        ctx.meta[ORIGINS] = state.origins
     if source.k8s_version:
         version = source.k8s_version if source.k8s_version.startswith("v") else "v" + source.k8s_version
         if not version[1:2].isdigit():
@@ -206,14 +230,14 @@ def check_seeds(ctx: click.Context, param: click.Parameter, value: str | None) -
         if not part:
             continue
         lo, sep, hi = part.partition("-")
-        if not (lo.isascii() and lo.isdigit() and (not sep or (hi.isascii() and hi.isdigit()))):
-            raise click.BadParameter(f"{value!r}: expected numbers or ranges like 42-51", ctx=ctx, param=param)
-        first, last = (int(lo), int(hi) if sep else int(lo)) if max(len(lo), len(hi)) <= 10 else (1, 0)
+        first, last = int_or_none(lo, lo=0), int_or_none(hi if sep else lo, lo=0)
+        if first is None or last is None:
+            raise click.BadParameter(f"{shown(value)}: expected numbers or ranges like 42-51", ctx=ctx, param=param)
         if last > SEED_MAX or first > last:
-            raise click.BadParameter(f"{part!r}: seeds go from 0 to {SEED_MAX}, low to high", ctx=ctx, param=param)
+            raise click.BadParameter(f"{shown(part)}: seeds go from 0 to {SEED_MAX}, low to high", ctx=ctx, param=param)
         total += last - first + 1
         if total > MAX_SEEDS:
-            raise click.BadParameter(f"{value!r} is more than {MAX_SEEDS} seeds", ctx=ctx, param=param)
+            raise click.BadParameter(f"{shown(value)} is more than {MAX_SEEDS} seeds", ctx=ctx, param=param)
         ranges.append(range(first, last + 1))
     if not ranges:
         raise click.BadParameter("no seed given", ctx=ctx, param=param)

@@ -24,6 +24,7 @@ from kubegpu.scheduling.placement.registry import POLICY_NAMES
 from kubegpu.simulate.inflation import ARRIVAL_POINTS, DEFAULT_TUNE, InflationResult, run_experiment
 from kubegpu.simulate.sweep_journal import JOURNAL, journal_line, read_journal
 from kubegpu.simulate.trace import load_nodes, load_pods
+from kubegpu.sources.bounded import path_text
 
 
 def parse_policies(values: tuple[str, ...]) -> list[str]:
@@ -117,17 +118,19 @@ def inflation(nodes_file, pods_file, policies, seeds, tune, mix_file, workers, p
     nodes = load_nodes(nodes_file)
     pods = load_pods(pods_file)
     if not pods:
-        raise UsageError(f"{pods_file}: no pods")
+        raise UsageError(f"{path_text(pods_file)}: no pods")
     mix = load_mix(mix_file) if mix_file else None
-    trace = pods_file.rsplit("/", 1)[-1].removesuffix(".csv").removeprefix("openb_pod_list_")
+    trace = path_text(pods_file).rsplit("/", 1)[-1].removesuffix(".csv").removeprefix("openb_pod_list_")
     total = len(names) * len(seeds)
+    sources = {"nodes_source": path_text(nodes_file), "pods_source": path_text(pods_file)}
     if sys.stderr.isatty():
         with Progress(console=console(stderr=True), transient=True) as progress:
             bar = progress.add_task("inflation runs", total=total)
             results = run_experiment(nodes, pods, names, seeds, trace=trace, tune=tune, mix=mix, workers=workers,
-                                     on_run=lambda policy, seed: progress.advance(bar))
+                                     on_run=lambda policy, seed: progress.advance(bar), **sources)
     else:
-        results = run_experiment(nodes, pods, names, seeds, trace=trace, tune=tune, mix=mix, workers=workers)
+        results = run_experiment(nodes, pods, names, seeds, trace=trace, tune=tune, mix=mix, workers=workers,
+                                 **sources)
     if plot_file:
         buffer = io.BytesIO()
         alloc_figure(results).savefig(buffer, format="png", dpi=120)

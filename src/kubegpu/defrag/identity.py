@@ -11,7 +11,9 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import asdict, dataclass
-from pathlib import Path
+
+from kubegpu.errors import InputError
+from kubegpu.sources.bounded import read_bounded
 
 
 @dataclass(frozen=True)
@@ -43,9 +45,9 @@ def ca_fingerprint(ca_data: str | None, ca_file: str | None) -> str | None:
         except ValueError:
             raw = ca_data.encode()
     elif ca_file:
-        try:
-            raw = Path(ca_file).read_bytes()
-        except OSError:
+        try:  # bounded: a CA bundle is small, and a FIFO must not hang the run
+            raw = read_bounded(ca_file, max_bytes=16 << 20)
+        except InputError:
             return None
     return hashlib.sha256(raw).hexdigest() if raw else None
 

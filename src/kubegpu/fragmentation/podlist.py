@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from kubegpu.errors import InputError
+from kubegpu.model.integers import INT64_MAX, MAX_INT_CHARS, parse_int
 from kubegpu.scheduling.placement.task import MILLI, Task
 from kubegpu.sources.bounded import open_bounded  # bounded in size, and in time for FIFOs/pipes
 
 MIB = 1 << 20
 MAX_CSV_BYTES = 4 * 1024**3  # the whole Alibaba trace is a few MB
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
+_WHOLE_FLOAT = re.compile(r"[0-9]+\.0*", re.ASCII)  # pandas writes integer columns with NaNs as "8.0"
+MAX_MEMORY_MIB = INT64_MAX // MIB  # bytes stay within int64
 
 
 def csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
@@ -44,22 +48,13 @@ def csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[
             raise InputError(f"malformed CSV at line {reader.line_num}: {exc}", where=str(path)) from None
 
 
-def int_field(row: dict[str, str], column: str, *, path: Path, line: int, lo: int = 0, hi: int | None = None) -> int:
+def int_field(row: dict[str, str], column: str, *, path: Path, line: int, lo: int = 0, hi: int = INT64_MAX) -> int:
+    """One integer cell ("8", or a whole number written as "8.0"), within lo..hi."""
     raw = (row.get(column) or "").strip()
-    try:
-        value = int(raw)
-    except ValueError:
-        try:
-            as_float = float(raw)
-        except ValueError:
-            as_float = float("nan")
-        if not as_float.is_integer():
-            raise InputError(f"expected an integer, got {raw!r}", where=f"{path}:{line}", field=column) from None
-        value = int(as_float)
-    if value < lo or (hi is not None and value > hi):
-        bounds = f"{lo}..{hi}" if hi is not None else f">= {lo}"
-        raise InputError(f"value {value} out of range ({bounds})", where=f"{path}:{line}", field=column)
-    return value
+    where = f"{path}:{line}"
+    if _WHOLE_FLOAT.fullmatch(raw) and len(raw) <= MAX_INT_CHARS:
+        raw = raw.split(".", 1)[0]
+    return parse_int(raw, where=where, field=column, lo=lo, hi=hi)
 
 
 def load_pod_list(path: str | Path) -> list[Task]:
@@ -80,6 +75,6 @@ def load_pod_list(path: str | Path) -> list[Task]:
         models = frozenset(m for m in spec.split("|") if m) or None
         tasks.append(Task(name=(row.get("name") or "").strip(),
                           cpu_milli=int_field(row, "cpu_milli", path=p, line=line),
-                          mem_bytes=int_field(row, "memory_mib", path=p, line=line) * MIB,
+                          mem_bytes=int_field(row, "memory_mib", path=p, line=line, hi=MAX_MEMORY_MIB) * MIB,
                           num_gpu=num_gpu, gpu_milli=gpu_milli, models=models))
     return tasks

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Annotated
 
 import msgspec
 import numpy as np
 
 from kubegpu.errors import InputError
-from kubegpu.fragmentation.podlist import load_pod_list
+from kubegpu.fragmentation.podlist import MAX_MEMORY_MIB, load_pod_list
+from kubegpu.model.gpu import MAX_GPUS_PER_POD
 from kubegpu.scheduling.placement.measure import ShapeMix, TaskShape
 from kubegpu.scheduling.placement.task import MILLI, Task
 
@@ -56,13 +58,16 @@ def mix_from_tasks(tasks: Iterable[Task], *, coverage: float = DEFAULT_COVERAGE)
     return ShapeMix(chosen)
 
 
+_Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
 class _MixEntry(msgspec.Struct, forbid_unknown_fields=True):
-    cpu_milli: int
-    num_gpu: int = 0
-    gpu_milli: int = 0
+    cpu_milli: _Count
+    num_gpu: Annotated[int, msgspec.Meta(ge=0, le=MAX_GPUS_PER_POD)] = 0  # milli-GPU fit the int32 columns
+    gpu_milli: _Count = 0
     gpu_model: str | list[str] | None = None
     weight: float = 1.0
-    memory_mib: int = 0
+    memory_mib: Annotated[int, msgspec.Meta(ge=0, le=MAX_MEMORY_MIB)] = 0  # bytes stay within int64
 
 
 def load_mix(path: str | Path, *, coverage: float = DEFAULT_COVERAGE) -> ShapeMix:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from kubegpu.errors import InputError
 from kubegpu.model.cmdline import command_flags
 from kubegpu.model.kinds import Workload
+from kubegpu.model.integers import int_or_none
 
 CA_NAME = "cluster-autoscaler"
 
@@ -111,9 +112,10 @@ def is_cluster_autoscaler(image: str | None, line: list[str]) -> bool:
 def _node_group(item: str) -> NodeGroupBounds | None:
     lo, _, rest = item.partition(":")
     hi, _, name = rest.partition(":")
-    if not (lo.isascii() and lo.isdigit() and hi.isascii() and hi.isdigit() and name) or int(lo) > int(hi):
+    low, high = int_or_none(lo, lo=0), int_or_none(hi, lo=0)  # ASCII digits within int64, never a huge int()
+    if low is None or high is None or not name or low > high:
         return None
-    return NodeGroupBounds(name=name, min=int(lo), max=int(hi))
+    return NodeGroupBounds(name=name, min=low, max=high)
 
 
 def find_cluster_autoscalers(state) -> list[ClusterAutoscaler]:

@@ -58,6 +58,8 @@ class ClusterState:
         # facts engines derive from this state once (it does not change after it is built), keyed by
         # the deriving module's name: caches live on the object they derive from, never in module globals
         self.derived: dict[str, Any] = {}
+        # object ref -> the file it was read from (snapshots), so a later error can name the file
+        self.origins: dict[str, str] = {}
 
     # ------------------------------------------------------------ lookup
     def of_kind(self, kind: str) -> list:

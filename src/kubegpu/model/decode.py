@@ -12,7 +12,8 @@ from typing import Any, Union
 import msgspec
 
 from kubegpu.errors import InputError
-from kubegpu.model.kinds import GenericObject, KubeObject, Pod, PriorityClass, struct_for
+from kubegpu.model.integers import shown
+from kubegpu.model.kinds import GenericObject, KubeObject, Pod, PodDisruptionBudget, PriorityClass, struct_for
 from kubegpu.model.quantity import INT32_MAX, INT32_MIN
 
 RawDoc = Union[msgspec.Raw, dict]
@@ -143,9 +144,31 @@ def _check_int32(value: object, *, where: str | None, obj: KubeObject, field: st
                          where=where, obj=obj.ref, field=field)
 
 
+_PERCENT = re.compile(r"[0-9]{1,10}%", re.ASCII)
+
+
+def _check_int_or_percent(value: object, *, where: str | None, obj: KubeObject, field: str) -> None:
+    """upstream ValidatePositiveIntOrPercent + IsNotMoreThan100Percent (a PDB's minAvailable/maxUnavailable)."""
+    if value is None:
+        return
+    if isinstance(value, str):
+        if not _PERCENT.fullmatch(value):
+            raise InputError(f"{shown(value)}: a valid percent string must be a numeric string followed by an "
+                             "ending '%' (upstream IsValidPercent)", where=where, obj=obj.ref, field=field)
+        if int(value[:-1]) > 100:
+            raise InputError(f"{value!r} must not be greater than 100%", where=where, obj=obj.ref, field=field)
+        return
+    _check_int32(value, where=where, obj=obj, field=field)
+    if value < 0:
+        raise InputError(f"{value} must be greater than or equal to 0", where=where, obj=obj.ref, field=field)
+
+
 def _check_ranges(obj: KubeObject, where: str | None) -> None:
     """Ranges the API server enforces on fields the engines compute with (same rules for every source)."""
     if isinstance(obj, Pod):
         _check_int32(obj.spec.priority, where=where, obj=obj, field="spec.priority")
+    elif isinstance(obj, PodDisruptionBudget):
+        _check_int_or_percent(obj.spec.min_available, where=where, obj=obj, field="spec.minAvailable")
+        _check_int_or_percent(obj.spec.max_unavailable, where=where, obj=obj, field="spec.maxUnavailable")
     elif isinstance(obj, PriorityClass):
         _check_int32(obj.value, where=where, obj=obj, field="value")

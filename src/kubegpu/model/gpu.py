@@ -13,6 +13,7 @@ import re
 import msgspec
 
 from kubegpu.errors import InputError
+from kubegpu.model.integers import int_or_none
 from kubegpu.model.kinds import Node, Pod
 
 GPU = "nvidia.com/gpu"
@@ -90,20 +91,22 @@ class GpuDemand(msgspec.Struct, frozen=True, kw_only=True):
 MAX_GPUS_PER_NODE = 256
 # nvidia.com/gpu.replicas (time-slicing/MPS) beyond this is not a configuration anyone runs.
 MAX_REPLICAS = 1024
+# The most GPU units one pod may ask for: far more than any cluster holds (a pod runs on one node
+# of at most MAX_GPUS_PER_NODE devices, so beyond 256 it can never run, and `why` says so). Beyond
+# this it is a typo or an attack ("1Ei"): refused when the pod is read, so every command agrees,
+# and its milli-GPU (units x 1000) fit the int32 placement columns.
+MAX_GPUS_PER_POD = 2**20
 
 
 def _int_label(labels: dict[str, str], key: str) -> int | None:
     """A non-negative integer label as GFD writes it ("8"); anything else is no information."""
-    text = labels.get(key)
-    if not isinstance(text, str) or not text.isascii() or not text.isdigit() or len(text) > 9:
-        return None
-    return int(text)
+    return int_or_none(labels.get(key), lo=0, hi=999_999_999)
 
 
 def mig_slices(profile: str) -> int:
     """Compute slices (of 7) that a MIG profile such as '3g.40gb' occupies."""
     m = _MIG_PROFILE.match(profile)
-    return int(m.group(1)) if m else 1
+    return (int_or_none(m.group(1), lo=0) if m else None) or 1
 
 
 def node_gpu(node: Node, allocatable: dict[str, int]) -> NodeGpu:

@@ -18,6 +18,7 @@ import re
 from fractions import Fraction
 
 from kubegpu.errors import QuantityError
+from kubegpu.model.integers import INT64_MAX
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {"m": Fraction(1, 1000), "": Fraction(1), "k": Fraction(10**3), "M": Fraction(10**6),
@@ -35,8 +36,8 @@ _MAX_EXPONENT = 100
 # No real quantity needs more: int64 has 19 digits and upstream keeps 3 decimals (milli).
 MAX_QUANTITY_LENGTH = 64
 # upstream (resource.Quantity docs): "no quantity may represent a number greater than 2^63-1 in
-# magnitude" (it caps them); a request or allocatable beyond it is a mistake, so kubegpu refuses it.
-INT64_MAX = 2**63 - 1
+# magnitude" (it caps them); a request or allocatable beyond it (INT64_MAX) is a mistake, so kubegpu
+# refuses it.
 INT32_MAX = 2**31 - 1
 INT32_MIN = -(2**31)
 

@@ -8,6 +8,8 @@ once per object, so a bad quantity is reported with the object and the field tha
 from __future__ import annotations
 
 from kubegpu.errors import InputError, QuantityError
+from kubegpu.model.gpu import MAX_GPUS_PER_POD, is_gpu_resource
+from kubegpu.model.integers import INT64_MAX
 from kubegpu.model.kinds import Node, Pod
 from kubegpu.model.objects import Container
 from kubegpu.model.quantity import resource_amount
@@ -89,7 +91,30 @@ def pod_requests(pod: Pod) -> Resources:
                 total[name] = amount
     if pod.spec.overhead:
         _add(total, parse_resource_list(pod.spec.overhead, obj=obj, field="spec.overhead"))
+    _check_pod_total(pod, total)
     return {k: v for k, v in total.items() if v}
+
+
+def _check_pod_total(pod: Pod, total: Resources) -> None:
+    """Refuse a pod whose summed request is beyond int64, or whose GPU units are beyond MAX_GPUS_PER_POD."""
+    for name, amount in total.items():
+        gpu = is_gpu_resource(name)
+        if amount <= (MAX_GPUS_PER_POD if gpu else INT64_MAX):
+            continue
+        field = _asking_field(pod, name)
+        limit = (f"beyond any real cluster (at most {MAX_GPUS_PER_POD} per pod)" if gpu
+                 else "beyond the largest value Kubernetes can hold (2^63-1)")
+        raise InputError(f"{amount} {name} for one pod is {limit}", obj=pod.ref, field=field)
+
+
+def _asking_field(pod: Pod, name: str) -> str:
+    """The field that asks for `name`: the one container's, or every container's when several do."""
+    fields = [f"spec.{kind}[{i}].resources.{part}.{name}"
+              for kind, containers in (("containers", pod.spec.containers), ("initContainers", pod.spec.init_containers))
+              for i, c in enumerate(containers)
+              for part, values in (("requests", c.resources.requests), ("limits", c.resources.limits))
+              if name in values and (part == "requests" or name not in c.resources.requests)]
+    return fields[0] if len(fields) == 1 else f"spec.containers[*].resources.requests.{name}"
 
 
 def node_allocatable(node: Node) -> Resources:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kubegpu.model.integers import parse_int
+
 
 @dataclass(frozen=True, slots=True)
 class FactPattern:
@@ -85,9 +87,10 @@ def parse_interfaces(text: str) -> list[tuple[str, str]]:
     return [(m["name"], m["addr"]) for m in _IFACE.finditer(text)]
 
 
-def parse_hcas(text: str) -> list[Hca]:
-    """RDMA ports from the device part of a `NET/IB : Using ...` line."""
-    return [Hca(m["name"], int(m["port"]), m["link"], m["extra"]) for m in _HCA.finditer(text)]
+def parse_hcas(text: str, where: str | None = None) -> list[Hca]:
+    """RDMA ports from the device part of a `NET/IB : Using ...` line (`where` names it in errors)."""
+    return [Hca(m["name"], parse_int(m["port"], where=where, field="port"), m["link"], m["extra"])
+            for m in _HCA.finditer(text)]
 
 
 def interface_kind(name: str) -> str:

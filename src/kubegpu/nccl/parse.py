@@ -12,7 +12,6 @@ from __future__ import annotations
 import gzip
 import io
 import re
-import sys
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,7 +19,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kubegpu.errors import InputError
-from kubegpu.sources.bounded import open_bounded
+from kubegpu.model.integers import parse_int
+from kubegpu.sources.bounded import open_bounded, path_text
 
 STDIN_NAME = "-"
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -47,6 +47,11 @@ class LogLine:
     number: int
     text: str
 
+    @property
+    def where(self) -> str:
+        """'file:line', as errors name a line."""
+        return f"{self.file}:{self.number}"
+
 
 @dataclass(frozen=True, slots=True)
 class Origin:
@@ -66,16 +71,19 @@ def normalize(raw: str) -> list[str]:
     return [seg.strip() for seg in text.split("\r") if seg.strip()]
 
 
-def line_origin(text: str) -> Origin:
-    """Host/pid from NCCL's prefix and the rank from launcher or PyTorch prefixes."""
+def line_origin(text: str, where: str | None = None) -> Origin:
+    """Host/pid from NCCL's prefix and the rank from launcher or PyTorch prefixes.
+
+    `where` ("file:line") names the line when a number is beyond int64 (InputError).
+    """
     host = pid = rank = None
     m = _NCCL_PREFIX.search(text)
     if m:
-        host, pid = m["host"], int(m["pid"])
+        host, pid = m["host"], parse_int(m["pid"], where=where, field="pid")
     for rx in _RANK_PREFIXES:
         r = rx.search(text)
         if r:
-            rank = int(r["rank"])
+            rank = parse_int(r["rank"], where=where, field="rank")
             break
     return Origin(host=host, pid=pid, rank=rank)
 
@@ -86,9 +94,9 @@ MAX_LOG_BYTES = 64 * 1024**3
 
 def _open_binary(name: str) -> BinaryIO:
     if name != STDIN_NAME and Path(name).is_dir():
-        raise InputError("is a directory, not a log file", where=name)
+        raise InputError("is a directory, not a log file", where=path_text(name))
     # bounded in size, and in time for stdin, FIFOs and devices (sources.bounded)
-    return open_bounded(name, where="<stdin>" if name == STDIN_NAME else name, max_bytes=MAX_LOG_BYTES)
+    return open_bounded(name, where="<stdin>" if name == STDIN_NAME else path_text(name), max_bytes=MAX_LOG_BYTES)
 
 
 def _text_stream(raw: BinaryIO) -> io.TextIOWrapper:
@@ -115,7 +123,7 @@ class LogReader:
 
     def __init__(self, name: str, anchors: tuple[str, ...] = ()) -> None:
         self.name = name
-        self.label = "<stdin>" if name == STDIN_NAME else name
+        self.label = "<stdin>" if name == STDIN_NAME else path_text(name)  # reports and errors print it
         self.anchors = anchors
         self.lines = 0
 
@@ -125,9 +133,9 @@ class LogReader:
         try:
             yield from self._blocks(stream)
         except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-            raise InputError(f"corrupt or truncated gzip data: {exc}", where=self.name) from None
+            raise InputError(f"corrupt or truncated gzip data: {exc}", where=self.label) from None
         except OSError as exc:
-            raise InputError(f"read failed: {exc.strerror or exc}", where=self.name) from None
+            raise InputError(f"read failed: {exc.strerror or exc}", where=self.label) from None
         finally:
             stream.close()  # for stdin this closes our bounded reader, never fd 0
 
@@ -137,11 +145,11 @@ class LogReader:
         except InputError:
             raise
         except FileNotFoundError:
-            raise InputError("no such file", where=self.name) from None
+            raise InputError("no such file", where=self.label) from None
         except PermissionError:
-            raise InputError("permission denied", where=self.name) from None
+            raise InputError("permission denied", where=self.label) from None
         except OSError as exc:
-            raise InputError(f"cannot open: {exc.strerror or exc}", where=self.name) from None
+            raise InputError(f"cannot open: {exc.strerror or exc}", where=self.label) from None
 
     def _blocks(self, stream: io.TextIOWrapper) -> Iterator[LogLine]:
         tail = ""
@@ -150,7 +158,7 @@ class LogReader:
             if not chunk:
                 break
             if chunk.count("\0") > len(chunk) // 2:  # a log is text: this is a disk image or /dev/zero
-                raise InputError("binary data (mostly NUL bytes), not a text log", where=self.name)
+                raise InputError("binary data (mostly NUL bytes), not a text log", where=self.label)
             data = tail + chunk
             cut = data.rfind("\n")
             if cut == -1 and len(data) < _MAX_LINE_CHARS:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from kubegpu.model.integers import parse_int
 from kubegpu.nccl.facts import FACT_PATTERNS, FactPattern, Hca, channel_path, interface_kind, parse_hcas, parse_interfaces
 from kubegpu.nccl.parse import LogLine, line_origin
 from kubegpu.nccl.report import Evidence
@@ -131,7 +132,7 @@ class LogScan:
             self.nccl_lines += 1
         if not present:
             return is_nccl
-        origin = line_origin(text)
+        origin = line_origin(text, line.where)
         if origin.host and len(self.hosts) < MAX_TRACKED and is_nccl:
             self.hosts.add(origin.host)
         if origin.rank is not None and len(self.ranks) < MAX_TRACKED:
@@ -179,7 +180,7 @@ class LogScan:
             self.network_evidence = evidence_of(line)
 
     def _on_ib_devices(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
-        for hca in parse_hcas(m["devs"]):
+        for hca in parse_hcas(m["devs"], line.where):
             self.hcas.setdefault((hca.name, hca.port), hca)
         if m["oob"]:
             self._add_interfaces(m["oob"], "oob", line)
@@ -216,13 +217,15 @@ class LogScan:
         self.env.setdefault(m["var"], m["val"])
 
     def _on_comm(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
-        self.ranks.add(int(m["rank"]))
-        self.nranks = max(self.nranks or 0, int(m["nranks"]))
+        if len(self.ranks) < MAX_TRACKED:
+            self.ranks.add(parse_int(m["rank"], where=line.where, field="rank"))
+        self.nranks = max(self.nranks or 0, parse_int(m["nranks"], where=line.where, field="nranks"))
         if m["nnodes"]:
-            self.nnodes = max(self.nnodes or 0, int(m["nnodes"]))
+            self.nnodes = max(self.nnodes or 0, parse_int(m["nnodes"], where=line.where, field="nNodes"))
 
     def _on_tests_rank(self, m: re.Match[str], line: LogLine, host: str | None, _sig: bool) -> None:
-        self.ranks.add(int(m["rank"]))
+        if len(self.ranks) < MAX_TRACKED:
+            self.ranks.add(parse_int(m["rank"], where=line.where, field="rank"))
         if len(self.hosts) < MAX_TRACKED:
             self.hosts.add(m["host"])
 

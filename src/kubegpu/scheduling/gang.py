@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.integers import int_or_none
 from kubegpu.model.kinds import GenericObject, Pod, PodGroup
 from kubegpu.model.loose import loose
 from kubegpu.scheduling.cycle import run_filters
@@ -106,13 +107,13 @@ def find_gangs(state: ClusterState) -> dict[str, Gang]:
             gang = gangs[key] = Gang(system, pod.namespace, name, 0)
         gang.members.append(pod)
         if system == "kueue":
-            total = pod.annotations.get("kueue.x-k8s.io/pod-group-total-count", "")
-            if total.isdigit():
-                gang.min_member = max(gang.min_member, int(total))
+            total = int_or_none(pod.annotations.get("kueue.x-k8s.io/pod-group-total-count"), lo=1)
+            if total is not None:
+                gang.min_member = max(gang.min_member, total)
         if system == "leaderworkerset":
-            size = pod.annotations.get("leaderworkerset.sigs.k8s.io/size", "")
-            if size.isdigit():
-                gang.min_member = max(gang.min_member, int(size))
+            size = int_or_none(pod.annotations.get("leaderworkerset.sigs.k8s.io/size"), lo=1)
+            if size is not None:
+                gang.min_member = max(gang.min_member, size)
     groups = _group_sizes(state) if gangs else {}
     for gang in gangs.values():
         found = _min_from_objects(state, groups, gang.system, gang.namespace, gang.name)

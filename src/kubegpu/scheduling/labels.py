@@ -13,23 +13,15 @@ from typing import Any
 
 import numpy as np
 
+from kubegpu.model.integers import int_or_none  # upstream strconv.ParseInt(text, 10, 64)
 from kubegpu.model.objects import NodeSelectorRequirement, NodeSelectorTerm
 
 OBJECT_NAME_FIELD = "metadata.name"
 
 
-_INT64 = re.compile(r"^[+-]?[0-9]+$")
 _LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-
-
-def _int_or_none(text: str) -> int | None:
-    """upstream strconv.ParseInt(text, 10, 64): optional sign and digits only, within int64."""
-    if not _INT64.match(text):
-        return None
-    value = int(text)
-    return value if -(1 << 63) <= value < (1 << 63) else None
 
 
 def valid_label_key(key: str) -> bool:
@@ -63,7 +55,7 @@ def valid_requirement(req: NodeSelectorRequirement, *, field: bool = False) -> b
     if op in ("Exists", "DoesNotExist"):
         return not values
     if op in ("Gt", "Lt"):
-        return len(values) == 1 and _int_or_none(values[0]) is not None
+        return len(values) == 1 and int_or_none(values[0]) is not None
     return False
 
 
@@ -127,13 +119,13 @@ class LabelIndex:
             hit = np.isin(col, codes) if codes else np.zeros(self.n, dtype=bool)
             return hit if op == "In" else ~hit
         if op in ("Gt", "Lt"):
-            bound = _int_or_none(req.values[0]) if len(req.values) == 1 else None
+            bound = int_or_none(req.values[0]) if len(req.values) == 1 else None
             if bound is None:
                 return np.zeros(self.n, dtype=bool)
             entry = self._columns.get(req.key)
             if entry is None:
                 return np.zeros(self.n, dtype=bool)
-            ints = np.asarray([_int_or_none(v) for v in entry[2]], dtype=object)
+            ints = np.asarray([int_or_none(v) for v in entry[2]], dtype=object)
             valid = np.asarray([x is not None for x in ints], dtype=bool)
             vals = np.asarray([x if x is not None else 0 for x in ints], dtype=np.int64)
             ok = valid & (vals > bound if op == "Gt" else vals < bound)

@@ -74,11 +74,11 @@ class ParsedEvent(msgspec.Struct):
     raw: str = ""
 
 
-_HEAD = re.compile(r"^0/(\d+) nodes are (?:un)?available:\s*", re.S)
+_HEAD = re.compile(r"^0/([0-9]{1,19}) nodes are (?:un)?available:\s*", re.S)
 _LEGACY_HEAD = re.compile(r"^No nodes are available that match all of the (?:following )?predicates:*\s*", re.S)
-_ENTRY_SPLIT = re.compile(r", (?=\d+ )")
-_ENTRY = re.compile(r"^(\d+) (.+)$", re.S)
-_LEGACY_ENTRY = re.compile(r"^(.+?) \((\d+)\)$")
+_ENTRY_SPLIT = re.compile(r", (?=[0-9]+ )")
+_ENTRY = re.compile(r"^([0-9]{1,19}) (.+)$", re.S)  # 19 digits: int64, never a huge int
+_LEGACY_ENTRY = re.compile(r"^(.+?) \(([0-9]{1,19})\)$")
 
 # (pattern, plugin, code) for every reason string upstream has used; first match wins.
 REASON_CATALOG: tuple[tuple[re.Pattern, str, str], ...] = tuple(
@@ -178,7 +178,7 @@ def parse_event_message(text: str) -> ParsedEvent:
                            version_hints=["pre-1.10 predicate format"])
     total = int(m.group(1))
     main, post = _split_main(s[m.end():])
-    entries = _entries(main) if re.match(r"^\d+ ", main) else []
+    entries = _entries(main) if re.match(r"^[0-9]+ ", main) else []
     prefilter = None if entries or not main else main
     preemption = None
     other: list[str] = []

@@ -11,8 +11,10 @@ import re
 from dataclasses import dataclass
 
 from kubegpu.errors import UsageError
+from kubegpu.model.integers import int_or_none, shown
 
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
+_VERSION = re.compile(r"^v?([0-9]+)\.([0-9]+)(?:\.([0-9]+))?")
+_MAX_PART = 2**31 - 1  # a version part beyond this is not a version (and never converted)
 
 
 @dataclass(frozen=True, order=True)
@@ -27,9 +29,10 @@ class KubeVersion:
         if not text:
             return NEWEST
         m = _VERSION.match(text.strip())
-        if not m:
-            raise UsageError(f"not a Kubernetes version: {text!r} (expected e.g. 1.34 or v1.34.1)")
-        return cls(int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+        parts = [int_or_none(g, lo=0, hi=_MAX_PART) for g in (m.groups("0") if m else ())]
+        if not parts or None in parts:
+            raise UsageError(f"not a Kubernetes version: {shown(text)} (expected e.g. 1.34 or v1.34.1)")
+        return cls(*parts)
 
     def at_least(self, minor: int, patch: int = 0) -> bool:
         return (self.major, self.minor, self.patch) >= (1, minor, patch)

@@ -18,6 +18,7 @@ Not bit-identical to the authors' Go simulator (different RNG); see docs/fgd-rep
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -25,6 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 import msgspec
 import numpy as np
 
+from kubegpu.errors import InputError
 from kubegpu.fragmentation.shapes import ShapeMix, mix_from_tasks
 from kubegpu.fragmentation.tracker import FragmentTracker
 from kubegpu.scheduling.placement.registry import make_policy
@@ -34,6 +36,9 @@ from kubegpu.simulate.trace import TraceNodes, trace_state
 ARRIVAL_POINTS: tuple[int, ...] = (50, 80, 90, 95, 100, 105, 110, 120, 130)
 DEFAULT_TUNE = 1.3
 DEFAULT_SEEDS: tuple[int, ...] = tuple(range(42, 52))
+# Pods one run may submit: the FGD traces need about 130,000 at --tune 10. A trace whose pods ask
+# almost no GPU would need millions (none at all: for ever) to reach tune x capacity.
+MAX_SUBMISSIONS = 1_000_000
 
 
 class Curves(msgspec.Struct, frozen=True):
@@ -91,6 +96,22 @@ class InflationResult(msgspec.Struct, frozen=True):
     tune: float
     runs: list[RunResult]
     unallocated_pct_at_100: Summary
+
+
+def check_inflatable(nodes: TraceNodes, tasks: Sequence[Task], tune: float, *, nodes_source: str = "nodes",
+                     pods_source: str = "pods") -> None:
+    """Refuse (InputError naming the file) a run that cannot reach tune x GPU capacity in bounded work."""
+    capacity = nodes.total_gpus * MILLI
+    if capacity <= 0:
+        raise InputError("no node has a GPU: there is no GPU capacity to fill", where=nodes_source)
+    demand = sum(t.total_gpu_milli for t in tasks)
+    if demand <= 0:
+        raise InputError("no pod asks for a GPU: resampling to --tune x GPU capacity would never end",
+                         where=pods_source)
+    needed = math.ceil(len(tasks) * tune * capacity / demand)
+    if needed > MAX_SUBMISSIONS:
+        raise InputError(f"its pods ask so little GPU that --tune {tune:g} needs about {needed:,} pods per run "
+                         f"(at most {MAX_SUBMISSIONS:,})", where=pods_source)
 
 
 def inflate_workload(tasks: Sequence[Task], capacity_milli: int, tune: float,
@@ -177,8 +198,13 @@ def summarize(trace: str, policy: str, tune: float, runs: list[RunResult]) -> In
 def run_experiment(nodes: TraceNodes, tasks: Sequence[Task], policies: Sequence[str], seeds: Sequence[int], *,
                    trace: str = "", tune: float = DEFAULT_TUNE, points: Sequence[int] = ARRIVAL_POINTS,
                    mix: ShapeMix | None = None, workers: int = 1,
-                   on_run: Callable[[str, int], None] | None = None) -> list[InflationResult]:
-    """Every policy × seed; `workers` > 1 runs them in that many processes. One result per policy."""
+                   on_run: Callable[[str, int], None] | None = None, nodes_source: str = "nodes",
+                   pods_source: str = "pods") -> list[InflationResult]:
+    """Every policy × seed; `workers` > 1 runs them in that many processes. One result per policy.
+
+    `nodes_source` / `pods_source` name the inputs in errors (see `check_inflatable`).
+    """
+    check_inflatable(nodes, tasks, tune, nodes_source=nodes_source, pods_source=pods_source)
     for name in policies:
         make_policy(name, mix=mix if mix is not None else _placeholder_mix())  # fail fast on bad names
     jobs = [(nodes, list(tasks), p, s, tune, tuple(points), mix) for p in policies for s in seeds]

@@ -14,7 +14,7 @@ import msgspec
 import numpy as np
 
 from kubegpu.errors import InputError
-from kubegpu.fragmentation.podlist import MIB, csv_rows, int_field
+from kubegpu.fragmentation.podlist import MAX_MEMORY_MIB, MIB, csv_rows, int_field
 from kubegpu.fragmentation.podlist import load_pod_list as load_pods
 from kubegpu.scheduling.placement.state import PlacementState
 from kubegpu.scheduling.placement.task import MILLI
@@ -51,7 +51,7 @@ def load_nodes(path: str | Path) -> TraceNodes:
             raise InputError("empty node name", where=f"{p}:{line}", field="sn")
         names.append(name)
         cpu.append(int_field(row, "cpu_milli", path=p, line=line))
-        mem.append(int_field(row, "memory_mib", path=p, line=line))
+        mem.append(int_field(row, "memory_mib", path=p, line=line, hi=MAX_MEMORY_MIB))
         gpus.append(int_field(row, "gpu", path=p, line=line, hi=64))
         models.append((row.get("model") or "").strip())
     if not names:

@@ -23,16 +23,18 @@ from pathlib import Path
 from typing import Any
 
 from kubegpu.errors import InputError
+from kubegpu.model.integers import shown, parse_int
 from kubegpu.scheduling.placement.task import MILLI, Task
-from kubegpu.simulate.scenario_checks import quantity, seconds, shown
+from kubegpu.simulate.scenario_checks import quantity, seconds
 from kubegpu.sources.bounded import read_bounded
 from kubegpu.simulate.workload import BATCH, SERVICE, Job, PriorityClass, Selector
 
 COLUMNS = ("name", "class", "kind", "submit", "duration", "work_gpu_seconds", "gpus", "gpu_milli", "cpu", "memory",
            "pods", "priority_class", "node_selector", "tolerations", "checkpoint_interval", "restart_overhead",
            "scheduling_timeout", "safe_to_evict")
-MAX_TRACE_BYTES = 512 << 20
 OPENB_TIME_COLUMNS = ("creation_time", "scheduled_time", "deletion_time")
+MAX_TRACE_BYTES = 4 * 1024**3
+MAX_TRACE_INT = 2**40 - 1  # counts, milli-CPU and MiB: far beyond any pod, and bytes (MiB << 20) stay in int64
 
 
 def _rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -67,13 +69,19 @@ def _num(row: dict, key: str, where: str, default: float, *, integer: bool = Fal
     value = row.get(key)
     if value in (None, ""):
         return default
+    if integer:
+        if isinstance(value, float) and value.is_integer():  # JSON traces may write 2.0
+            value = int(value)
+        return parse_int(value if isinstance(value, (str, int)) else repr(value), where=where, field=key,
+                         lo=0, hi=MAX_TRACE_INT)
     try:
-        out = int(value) if integer else float(value)
+        out = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{shown(value)} is not a {'whole ' if integer else ''}number", where=where,
-                         field=key) from None
-    if not math.isfinite(out) or out < 0:
-        raise InputError(f"{shown(value)} is not a finite non-negative number", where=where, field=key)
+        raise InputError(f"{shown(str(value))} is not a number", where=where, field=key) from None
+    if not math.isfinite(out):
+        raise InputError(f"{shown(str(value))} is not a finite number", where=where, field=key)
+    if out < 0:
+        raise InputError(f"{value!r} is negative", where=where, field=key)
     return out
 
 
@@ -89,8 +97,6 @@ def _seconds(text: str, where: str, field: str) -> float:
 
 def load_trace(path: str | Path, *, classes: dict[str, PriorityClass], default_class: str = "trace") -> list[Job]:
     p = Path(path)
-    if not p.is_file():
-        raise InputError("trace file not found", where=str(p))
     rows = _rows(p)
     if rows and all(c in rows[0][1] for c in OPENB_TIME_COLUMNS):
         return _openb(rows)

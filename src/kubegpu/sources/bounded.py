@@ -1,9 +1,11 @@
 """Reading an input with bounds: at most so many bytes, and for pipes, FIFOs and devices, at most so long.
 
 A regular file ends; stdin, a FIFO with no writer, `/dev/zero` or `/dev/urandom` may not. Every
-file-like input (snapshots, logs, CSV traces, mix files) is opened through `open_bounded`, which
-refuses more than `max_bytes` and, on anything but a regular file, more than `timeout` seconds in
-total (default 300 s, `KUBEGPU_READ_TIMEOUT` overrides), each as one InputError naming the input.
+file-like input (snapshots, logs, CSV traces, mix files, audit config, kubeconfig) is opened through
+`open_bounded`, which refuses more than `max_bytes` and, on anything but a regular file, more than
+`timeout` seconds in total (default 300 s, `KUBEGPU_READ_TIMEOUT` overrides), each as one InputError
+naming the input. A FIFO is opened with O_NONBLOCK (open() would wait for a writer for ever) and
+then polled, so the time bound covers the wait for a writer too.
 """
 
 from __future__ import annotations
@@ -34,6 +36,15 @@ def read_timeout() -> float:
     if not 0 < value <= 86400:
         raise InputError(f"expected seconds between 0 and 86400, got {text!r}", where=f"${TIMEOUT_ENV}")
     return value
+
+
+def path_text(path: str | os.PathLike) -> str:
+    """A file name as text that can be printed and encoded: bytes that are not UTF-8 (kept by
+    Python as surrogates, which no encoder accepts) become backslash escapes, as `ls -b` shows them."""
+    try:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that no file name decoded to (e.g. from a JSON "\\ud800")
+        return os.fspath(path).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def size_text(n: int) -> str:
@@ -110,8 +121,10 @@ class _CountedStream(io.RawIOBase):
 def open_bounded(path: str | Path, *, where: str | None = None, max_bytes: int) -> io.BufferedReader:
     """A buffered binary reader of `path` ('-' is stdin) that enforces the size and time bounds."""
     name = str(path)
-    where = where or ("<stdin>" if name == "-" else name)
+    where = where or ("<stdin>" if name == "-" else path_text(name))
     if name == "-":
+        if sys.stdin is None:  # fd 0 was closed before we started (`<&-`)
+            raise InputError("cannot read: stdin is closed", where=where)
         try:
             fd, close_fd = sys.stdin.fileno(), False
         except (AttributeError, OSError, ValueError):  # a stdin in memory (tests, click's runner): it ends

@@ -145,7 +145,9 @@ def _load_cluster(docs: Documents) -> ClusterState:
         docs.items = [docs.items[i] for i in kept]
         docs.origins = [docs.origins[i] for i in kept]
     try:
-        return ClusterState(objects, server_version=version, source=source, captured_at=captured)
+        state = ClusterState(objects, server_version=version, source=source, captured_at=captured)
+        state.origins = origin_of
+        return state
     except InputError as err:
         # quantities are parsed while indexing; name the file the object came from
         if err.where is None and err.obj in origin_of:

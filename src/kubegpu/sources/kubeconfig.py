@@ -14,6 +14,7 @@ import json
 import os
 import socket
 import ssl
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -26,6 +27,7 @@ from lightkube.core.exceptions import ConfigError
 
 from kubegpu import __version__
 from kubegpu.errors import InputError, SourceError, UsageError
+from kubegpu.sources.bounded import path_text, read_bounded
 from kubegpu.sources.safe_yaml import load_yaml_documents
 
 IN_CLUSTER = "in-cluster"
@@ -51,15 +53,27 @@ class ClusterConfig:
         return self.single.cluster.server
 
 
+MAX_KUBECONFIG_BYTES = 64 << 20
+
+
+def _is_file_like(path: Path) -> bool:
+    """A regular file, or a FIFO such as bash's `<(...)` (read with the bounded reader's timeout)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) or stat.S_ISFIFO(mode)
+
+
 def _read_kubeconfig_file(path: Path) -> dict[str, Any]:
     """One kubeconfig file as a dict with local paths made absolute; SourceError if unusable."""
-    where = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
+    where = path_text(path)
+    try:  # bounded in size, and in time for a FIFO (`--kubeconfig <(...)`)
+        text = read_bounded(path, where=where, max_bytes=MAX_KUBECONFIG_BYTES).decode("utf-8")
     except UnicodeDecodeError:
         raise SourceError(f"{where}: kubeconfig is not UTF-8 text") from None
-    except OSError as err:
-        raise SourceError(f"{where}: cannot read kubeconfig: {err.strerror or err}") from None
+    except InputError as err:
+        raise SourceError(f"{where}: cannot read kubeconfig: {err.message}") from None
     try:
         docs = [d for d in load_yaml_documents(text, where=where) if d is not None]
     except InputError as err:
@@ -152,6 +166,14 @@ def _in_cluster(account_dir: Path) -> ClusterConfig:
                          origin=f"{IN_CLUSTER} service account ({account_dir})")
 
 
+def _check_server_url(server: str, cluster: str, origin: str) -> None:
+    """A server URL the HTTP client cannot parse (`https://[::1`) is a kubeconfig error, as kubectl says."""
+    try:
+        httpx2.URL(server)
+    except (httpx2.InvalidURL, ValueError, TypeError) as err:
+        raise SourceError(f"{origin}: cluster {cluster!r}: server {server!r} is not a valid URL: {err}") from None
+
+
 def _select_context(merged: dict[str, Any], context: str | None, origin: str) -> ClusterConfig:
     try:
         config = KubeConfig.from_dict(merged)
@@ -172,6 +194,7 @@ def _select_context(merged: dict[str, Any], context: str | None, origin: str) ->
     cluster_entry = next(e for e in merged["clusters"] if e["name"] == ctx.cluster)
     if not cluster_entry["cluster"].get("server"):
         raise SourceError(f"{origin}: cluster {ctx.cluster!r} has no server")
+    _check_server_url(str(cluster_entry["cluster"]["server"]), ctx.cluster, origin)
     user: User | None = None
     if ctx.user:
         user = config.users.get(ctx.user)
@@ -186,11 +209,12 @@ def resolve_cluster(kubeconfig: str | None = None, context: str | None = None, *
     """The cluster kubectl would talk to with these flags and this environment."""
     account_dir = Path(service_account_dir or SERVICE_ACCOUNT_DIR)
     paths, explicit = kubeconfig_paths(kubeconfig)
-    if explicit and not paths[0].is_file():
-        raise SourceError(f"{paths[0]}: kubeconfig not found (from --kubeconfig)")
-    confs = [_read_kubeconfig_file(p) for p in paths if p.is_file()]
+    if explicit and not _is_file_like(paths[0]):
+        raise SourceError(f"{path_text(paths[0])}: kubeconfig not found (from --kubeconfig)")
+    found = [p for p in paths if _is_file_like(p)]
+    confs = [_read_kubeconfig_file(p) for p in found]
     merged = merge_kubeconfigs(confs)
-    origin = os.pathsep.join(str(p) for p in paths if p.is_file())
+    origin = os.pathsep.join(path_text(p) for p in found)
     if merged["contexts"] or merged["clusters"]:
         return _select_context(merged, context, origin)
     if explicit:

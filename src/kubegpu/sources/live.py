@@ -25,6 +25,7 @@ import msgspec
 from lightkube.core.exceptions import ConfigError
 
 from kubegpu.errors import SourceError, UsageError
+from kubegpu.model.integers import int_or_none
 from kubegpu.sources.documents import Documents
 from kubegpu.sources.kubeconfig import (ClusterConfig, Timeouts, credential_error, http_client, request_timeouts,
                                         resolve_cluster, transport_error)
@@ -230,9 +231,9 @@ class _Api:
             status, headers, content = self._bounded_get(path, params)
             if status == 200:
                 return content
-            retry_after = headers.get("Retry-After", "")
-            if status in (429, 503) and retry_after.isdigit() and attempt < 3:
-                time.sleep(min(int(retry_after), 5))  # client-go honours Retry-After the same way
+            retry_after = int_or_none(headers.get("Retry-After", ""), lo=0)
+            if status in (429, 503) and retry_after is not None and attempt < 3:
+                time.sleep(min(retry_after, 5))  # client-go honours Retry-After the same way
                 continue
             raise ApiStatus.from_response(status, content, headers.get("Content-Type", ""))
         raise AssertionError("unreachable")

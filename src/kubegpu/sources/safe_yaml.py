@@ -13,21 +13,29 @@ import yaml
 
 from kubegpu.errors import InputError
 from kubegpu.sources.bounded import read_bounded
+from kubegpu.model.integers import MAX_INT_CHARS, shown
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_EXPANDED_NODES = 20_000_000
 
 
-def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+_INT_TAG = "tag:yaml.org,2002:int"
+
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int], where: str) -> int:
+    """Nodes after alias expansion; refuses on the way an integer too long to convert (thousands of digits)."""
     key = id(node)
     if key in memo:
         return memo[key]
     memo[key] = 1  # guards against recursive aliases
     size = 1
     if isinstance(node, yaml.SequenceNode):
-        size += sum(_expanded_size(child, memo) for child in node.value)
+        size += sum(_expanded_size(child, memo, where) for child in node.value)
     elif isinstance(node, yaml.MappingNode):
-        size += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+        size += sum(_expanded_size(k, memo, where) + _expanded_size(v, memo, where) for k, v in node.value)
+    elif node.tag == _INT_TAG and len(node.value) > MAX_INT_CHARS:
+        raise InputError(f"line {node.start_mark.line + 1}: integer {shown(node.value)} is too long "
+                         f"(at most {MAX_INT_CHARS} characters)", where=where)
     memo[key] = size
     return size
 
@@ -72,7 +80,7 @@ def load_yaml_documents(text: str | bytes, *, where: str) -> list[Any]:
                 node = loader.get_node()
                 if node is None:
                     continue
-                if _expanded_size(node, {}) > MAX_EXPANDED_NODES:
+                if _expanded_size(node, {}, where) > MAX_EXPANDED_NODES:
                     raise InputError("YAML aliases expand to too many nodes (alias bomb?)", where=where)
                 docs.append(loader.construct_document(node))
             return docs

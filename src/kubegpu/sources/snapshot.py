@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from kubegpu.errors import InputError
-from kubegpu.sources.bounded import read_bounded, size_text
+from kubegpu.sources.bounded import path_text, read_bounded, size_text
 from kubegpu.sources.documents import Documents, paused_gc
 from kubegpu.sources.safe_yaml import load_yaml_documents
 
@@ -120,7 +120,7 @@ def _parse_json(data: bytes, docs: Documents, where: str) -> None:
 
 def read_snapshot_file(path: Path, docs: Documents) -> None:
     """Parse one file (JSON, YAML, gzip of either) into `docs`."""
-    where = str(path)
+    where = path_text(path)  # the file's label in errors and reports (undecodable bytes escaped)
     data = _read_bytes(path, where)
     text = data.lstrip()
     if not text:
@@ -144,7 +144,7 @@ def _snapshot_files(folder: Path) -> list[Path]:
     """Snapshot files under `folder`, in name order; a folder that cannot be read is an error, not a skip."""
 
     def fail(err: OSError) -> None:
-        raise InputError(f"cannot read folder: {err.strerror or err}", where=err.filename or str(folder))
+        raise InputError(f"cannot read folder: {err.strerror or err}", where=path_text(err.filename or folder))
 
     files = []
     for root, dirs, names in os.walk(folder, onerror=fail):
@@ -156,15 +156,15 @@ def _snapshot_files(folder: Path) -> list[Path]:
 def read_snapshot(path: str | Path) -> Documents:
     """Read a snapshot file, stdin ("-") or a directory of snapshot files."""
     p = Path(path)
-    docs = Documents(source=f"snapshot:{path}")
+    docs = Documents(source=f"snapshot:{path_text(path)}")
     if str(path) != "-" and p.is_dir():
         files = _snapshot_files(p)
         if not files:
-            raise InputError("directory has no .json/.yaml/.yml(.gz) files", where=str(path))
+            raise InputError("directory has no .json/.yaml/.yml(.gz) files", where=path_text(path))
         for f in files:
             read_snapshot_file(f, docs)
         return docs
     if str(path) != "-" and not p.exists():
-        raise InputError("no such file or directory", where=str(path))
+        raise InputError("no such file or directory", where=path_text(path))
     read_snapshot_file(p, docs)
     return docs

@@ -93,12 +93,11 @@ def _dig(body: Any, *path: str) -> Any:
 
 def is_gpu_nodepool(pool: GenericObject) -> bool:
     """A Karpenter NodePool that launches GPU nodes (requirements, taints, limits or labels say so)."""
-    spec = loose(pool).dict("spec")
-    reqs = _dig(spec, "template", "spec", "requirements") or []
+    reqs = loose(pool).list("spec.template.spec.requirements")
     if any(isinstance(r, dict) and any(h in str(r.get("key", "")).lower() for h in GPU_REQUIREMENT_HINTS)
            for r in reqs):
         return True
-    taints = _dig(spec, "template", "spec", "taints") or []
+    taints = loose(pool).list("spec.template.spec.taints")
     if any(isinstance(t, dict) and "gpu" in str(t.get("key", "")).lower() for t in taints):
         return True
     limits = loose(pool).dict("spec.limits")

@@ -9,6 +9,7 @@ import msgspec
 from kubegpu.audit.context import AuditContext
 from kubegpu.audit.findings import CLUSTER_OBJECT, Hit, Patch
 from kubegpu.audit.volumes import is_local_provisioner
+from kubegpu.model.integers import int_or_none
 from kubegpu.model.kinds import CSINode, Node, PersistentVolume, StorageClass
 from kubegpu.model.objects import NodeSelectorRequirement, VolumeNodeAffinity
 from kubegpu.model.quantity import resource_amount
@@ -59,9 +60,8 @@ def _requirement_matches(req: NodeSelectorRequirement, labels: dict[str, str]) -
     if req.operator == "DoesNotExist":
         return value is None
     if req.operator in ("Gt", "Lt") and value is not None and req.values:
-        try:
-            a, b = int(value), int(req.values[0])
-        except ValueError:
+        a, b = int_or_none(value), int_or_none(req.values[0])  # upstream ParseInt: not an int64, no match
+        if a is None or b is None:
             return False
         return a > b if req.operator == "Gt" else a < b
     return False

@@ -7,6 +7,7 @@ from typing import Iterator
 from kubegpu.audit.context import AuditContext
 from kubegpu.audit.findings import Hit
 from kubegpu.audit.workloads import GpuWorkload, env_value, has_env
+from kubegpu.model.integers import int_or_none
 from kubegpu.model.kinds import NetworkPolicy
 from kubegpu.model.objects import NetworkPolicyPeer, NetworkPolicyPort, PodSpec
 from kubegpu.model.selectors import selector_matches
@@ -104,8 +105,9 @@ def pinned_port_range(w: GpuWorkload) -> tuple[int, int] | None:
             value = item.get("value") if isinstance(item, dict) else getattr(item, "value", None)
             if name == "net.ipv4.ip_local_port_range" and value:
                 parts = str(value).split()
-                if len(parts) == 2 and all(p.isdigit() for p in parts):
-                    return int(parts[0]), int(parts[1])
+                low, high = (int_or_none(p, lo=0) for p in parts) if len(parts) == 2 else (None, None)
+                if low is not None and high is not None:
+                    return low, high
     return None
 
 
