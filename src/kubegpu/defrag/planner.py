@@ -35,11 +35,18 @@ from kubegpu.scheduling.gang import find_gangs
 VERIFY_ROUNDS = 4
 
 
-def _find_beneficiaries(state: ClusterState, name: str, gangs=None) -> tuple[list[Pod], str | None]:
-    """The pending pod(s) a pod goal is for: one pod, or every pending member of its gang."""
+def _find_beneficiaries(state: ClusterState, name: str, gangs=None, pod: Pod | None = None
+                        ) -> tuple[list[Pod], str | None]:
+    """The pending pod(s) a pod goal is for: one pod, or every pending member of its gang.
+
+    `pod`: the pod itself when the caller holds it (why --all), so it is never looked up again by
+    a name that only its printed key carries (a dump may hold names with '/')."""
     ns, _, short = name.rpartition("/")
     gangs = find_gangs(state) if gangs is None else gangs
-    pod = state.pod(ns or "default", short)
+    if pod is None:
+        pod = state.pod(ns or "default", short)
+    if pod is None and "/" in ns:  # a name with '/' in it, as `why` prints it: ns/na/me
+        pod = state.pod(*name.split("/", 1))
     if pod is None and not ns:
         matches = [p for p in state.pods if p.name == short]
         pod = matches[0] if len(matches) == 1 else None
@@ -151,12 +158,13 @@ def after_state(state: ClusterState, plan: Plan) -> ClusterState:
 def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = EvictionPolicy(),
                 now: datetime | None = None, exact: str = "auto", milp_time_limit: float = 20.0,
                 problem: DefragProblem | None = None, max_hosts: int = MAX_HOSTS_TRIED,
-                with_frag: bool = True, gangs=None) -> Plan:
+                with_frag: bool = True, gangs=None, pod: Pod | None = None) -> Plan:
     """Plan the fewest safe moves that reach `goal` (see the module docstring).
 
     `problem` lets a caller that plans for many pods of one priority (why --all) build it once
     (see `problem_for`); `max_hosts` bounds the hosts tried per target; `with_frag=False`
-    gives the moves only (no before/after fragmentation reports, no per-pod standings).
+    gives the moves only (no before/after fragmentation reports, no per-pod standings); `pod` is
+    the goal's pending pod when the caller holds it (no lookup by name).
     """
     beneficiaries: list[Pod] = []
     gang = None
@@ -164,7 +172,7 @@ def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = Evi
     if goal.kind == "pod":
         if not goal.pod:
             raise UsageError("a pod goal needs the pending pod (--for POD)")
-        beneficiaries, gang = _find_beneficiaries(state, goal.pod, gangs)
+        beneficiaries, gang = _find_beneficiaries(state, goal.pod, gangs, pod)
         priority = max(state.priority_of(p) for p in beneficiaries)
         goal = msgspec.structs.replace(goal, gang=gang)
     elif goal.kind == "size":
@@ -279,12 +287,12 @@ def _solve(state: ClusterState, goal: Goal, problem: DefragProblem, beneficiarie
     return _assemble(state, problem, goal, chosen, failure, solver, mix, drained, with_frag=with_frag)
 
 
-def problem_for(state: ClusterState, pod_key: str, *, policy: EvictionPolicy = EvictionPolicy(),
+def problem_for(state: ClusterState, pod: Pod, *, policy: EvictionPolicy = EvictionPolicy(),
                 now: datetime | None = None, snapshot=None, gangs=None) -> tuple[int, DefragProblem]:
     """(beneficiary priority, problem) for a pod goal: reusable for every pod of that priority.
 
     `snapshot` (a SchedulingSnapshot of `state` the caller owns) saves rebuilding one."""
-    beneficiaries, _ = _find_beneficiaries(state, pod_key, gangs)
+    beneficiaries, _ = _find_beneficiaries(state, pod.key, gangs, pod)
     priority = max(state.priority_of(p) for p in beneficiaries)
     return priority, build_problem(state, policy=policy, beneficiary_priority=priority, now=now,
                                    snapshot=snapshot, gangs=gangs)

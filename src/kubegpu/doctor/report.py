@@ -64,7 +64,7 @@ def phase_counts(state: ClusterState, scope: NamespaceScope) -> PhaseCounts:
 def _pending(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
     from kubegpu.explain.summary import pending_summary
 
-    return [p for p in pending_summary(state) if scope.includes(p.pod.partition("/")[0])]
+    return pending_summary(state, namespace=scope.namespace)  # by the pods' own namespace, not their printed key
 
 
 def _defrag(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
