@@ -28,6 +28,7 @@ class AuditContext:
                  pending: list | None = None, frag: Any = None) -> None:
         self.state = state
         self.config = config or AuditConfig()
+        self._resource_only: dict[bytes, np.ndarray] = {}  # filter key -> mask: replicas are filtered once
         if table is not None:
             self.table = table
         if pending is not None:
@@ -108,27 +109,43 @@ class AuditContext:
 
         return SchedulingSnapshot.from_cluster(self.state)
 
+    @cached_property
+    def _scheduling_order(self) -> np.ndarray:
+        """int[n]: for each node of state.nodes, its index in the scheduling snapshot."""
+        index = {node.name: i for i, node in enumerate(self._scheduling.nodes)}
+        return np.fromiter((index[node.name] for node in self.state.nodes), dtype=np.int64,
+                           count=len(self.state.nodes))
+
+    @cached_property
+    def _labels_matter(self) -> bool:
+        snap = self._scheduling
+        return bool((snap.pod_anti & snap.alive).any())  # existing anti-affinity reads every pod's labels
+
     def resource_only_nodes(self, pod: Pod) -> np.ndarray:
         """bool[n] (state.nodes order): nodes where only resources keep the pod out.
 
         Every other filter of the scheduling core (taints, affinity, ports, volumes...) passes there;
-        without the scheduling core, the pod's GPU-model pin is the only other rule applied.
+        without the scheduling core, the pod's GPU-model pin is the only other rule applied. Pods
+        with one filter key (explain.batch: what the filters read of a pod) share one answer.
         """
+        from kubegpu.explain.batch import filter_key
+
         demand = self.state.gpu_demand(pod)
-        try:
-            outcome = self._scheduling.filter_pod(pod)
-        except ImportError:
-            return self.model_mask(demand.models)
-        n = len(self.state.nodes)
+        key = filter_key(self.state, pod, None, self._labels_matter)
+        known = self._resource_only.get(key)
+        if known is not None:
+            return known
+        outcome = self._scheduling.filter_pod(pod)
         if outcome.prefilter is not None:
-            return np.zeros(n, dtype=bool)
-        ok = np.ones(outcome.num_nodes, dtype=bool) if outcome.allowed is None else outcome.allowed.copy()
-        for plugin, result in zip(outcome.plugins, outcome.results):
-            if plugin != "NodeResourcesFit":
-                ok &= result.code == 0
-        order = {node.name: i for i, node in enumerate(self._scheduling.nodes)}
-        return np.asarray([ok[order[node.name]] for node in self.state.nodes], dtype=bool) & self.model_mask(
-            demand.models)
+            mask = np.zeros(len(self.state.nodes), dtype=bool)
+        else:
+            ok = np.ones(outcome.num_nodes, dtype=bool) if outcome.allowed is None else outcome.allowed.copy()
+            for plugin, result in zip(outcome.plugins, outcome.results):
+                if plugin != "NodeResourcesFit":
+                    ok &= result.code == 0
+            mask = ok[self._scheduling_order] & self.model_mask(demand.models)
+        self._resource_only[key] = mask
+        return mask
 
     # ---------------------------------------------------------------- pods
     def pod_gpus(self, pod: Pod) -> int:
