@@ -6,6 +6,7 @@ cached on the context so ten families of checks do not each rebuild them.
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import cached_property
 from typing import Any
 
@@ -55,6 +56,16 @@ class AuditContext:
     @cached_property
     def inference(self) -> list[GpuWorkload]:
         return [w for w in self.workloads if w.role == "inference"]
+
+    @cached_property
+    def whole_gpu_pod_sizes(self) -> Counter[int]:
+        """Pods (replicas) per whole-GPU pod size, over workloads whose every pod takes whole GPUs."""
+        sizes: Counter[int] = Counter()
+        for w in self.workloads:
+            k = w.gpus_per_pod
+            if k and all(self.state.gpu_demand(p).gpu_milli >= MILLI for p in w.pods):
+                sizes[k] += max(w.replicas, 1)
+        return sizes
 
     # ---------------------------------------------------------------- nodes and GPUs
     @cached_property
