@@ -186,12 +186,15 @@ def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = Evi
         problem = build_problem(state, policy=policy, beneficiary_priority=priority, now=now)
     # pool separation first: pods move inside their own pool; only when no such plan exists
     # may they cross pools, and the plan says so
+    # the cluster's mix and its frag report as it stands are the same for both runs: made once
+    mix = cluster_mix(state) if with_frag or goal.kind == "size" else None
+    before = FragBefore(state, mix) if with_frag else None
     inside = _solve(state, goal, dataclasses.replace(problem, _dest={}, same_pool=True), beneficiaries,
-                    exact=exact, milp_time_limit=milp_time_limit, max_hosts=max_hosts, with_frag=with_frag)
+                    exact=exact, milp_time_limit=milp_time_limit, max_hosts=max_hosts, mix=mix, before=before)
     if inside.feasible:
         return inside
     across = _solve(state, goal, dataclasses.replace(problem, _dest={}, same_pool=False), beneficiaries,
-                    exact=exact, milp_time_limit=milp_time_limit, max_hosts=max_hosts, with_frag=with_frag)
+                    exact=exact, milp_time_limit=milp_time_limit, max_hosts=max_hosts, mix=mix, before=before)
     if not across.feasible:
         return inside
     pools = problem.snapshot.pools
@@ -202,11 +205,25 @@ def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = Evi
     return across
 
 
+class FragBefore:
+    """The frag report of the cluster as it stands, made on first use and shared by the plan's runs."""
+
+    def __init__(self, state: ClusterState, mix) -> None:
+        self.state, self.mix = state, mix
+        self._report: dict | None = None
+
+    @property
+    def report(self) -> dict:
+        if self._report is None:
+            self._report = msgspec.to_builtins(cluster_frag_report(self.state, self.mix))
+        return self._report
+
+
 def _solve(state: ClusterState, goal: Goal, problem: DefragProblem, beneficiaries: list[Pod], *, exact: str,
-           milp_time_limit: float, max_hosts: int, with_frag: bool) -> Plan:
-    """One planning run on `problem` (its destination masks decide where pods may go)."""
+           milp_time_limit: float, max_hosts: int, mix, before: FragBefore | None) -> Plan:
+    """One planning run on `problem` (its destination masks decide where pods may go); `before`
+    (None: no fragmentation reports) is the frag report of the cluster as it stands."""
     budget = Budget(goal.max_moves, goal.max_cost_gpu_hours)
-    mix = cluster_mix(state) if with_frag or goal.kind == "size" else None
     start = WorkState.start(problem)
     unmet: list[str] = []
     milp_kwargs: dict = {}
@@ -284,7 +301,7 @@ def _solve(state: ClusterState, goal: Goal, problem: DefragProblem, beneficiarie
         lb = max(solver.lower_bound, 0.0)
         solver.optimality_gap = round((solver.heuristic_moves - lb) / lb, 4) if lb > 0 else (
             0.0 if solver.heuristic_moves == 0 else None)
-    return _assemble(state, problem, goal, chosen, failure, solver, mix, drained, with_frag=with_frag)
+    return _assemble(state, problem, goal, chosen, failure, solver, mix, drained, before=before)
 
 
 def problem_for(state: ClusterState, pod: Pod, *, policy: EvictionPolicy = EvictionPolicy(),
@@ -299,8 +316,8 @@ def problem_for(state: ClusterState, pod: Pod, *, policy: EvictionPolicy = Evict
 
 
 def _assemble(state: ClusterState, problem: DefragProblem, goal: Goal, work: WorkState | None, failure: str,
-              solver: SolverInfo, mix, drained: list[int], *, with_frag: bool = True) -> Plan:
-    before = msgspec.to_builtins(cluster_frag_report(state, mix)) if with_frag else None
+              solver: SolverInfo, mix, drained: list[int], *, before: FragBefore | None) -> Plan:
+    with_frag = before is not None
     moves: list[Move] = []
     targets: list[Target] = []
     if work is not None:
@@ -323,11 +340,12 @@ def _assemble(state: ClusterState, problem: DefragProblem, goal: Goal, work: Wor
                        for label, n in work.hosted]
     moved = {m.pod for m in moves}
     plan = Plan(goal=goal, feasible=work is not None, message="", moves=moves, targets=targets,
-                cordon=sorted({m.from_ for m in moves}), before=before, solver=solver,
+                cordon=sorted({m.from_ for m in moves}), before=before.report if before else None, solver=solver,
                 total_cost_gpu_hours=round(sum(m.cost.gpu_hours for m in moves if m.cost), 4),
                 verified=work is not None)
     after = after_state(state, plan) if moves and (with_frag or goal.kind == "size") else state
-    plan.after = msgspec.to_builtins(cluster_frag_report(after, mix)) if with_frag else None
+    if before is not None:  # nothing moved: the cluster after is the one before
+        plan.after = before.report if after is state else msgspec.to_builtins(cluster_frag_report(after, mix))
     if goal.kind == "size" and work is not None:
         plan.targets = _new_slots(state, after, goal.size or 1, mix)
     plan.pods = _standings(problem, moved) if with_frag else []
