@@ -88,7 +88,7 @@ class AuditContext:
             from kubegpu.fragmentation.cluster import cluster_frag_report
         except ImportError:
             return None
-        return cluster_frag_report(self.state)
+        return cluster_frag_report(self.state, table=self.table)  # the checks' NodeTable, not a second one
 
     @cached_property
     def gpu_nodes(self) -> list[Node]:
