@@ -30,6 +30,7 @@ from kubegpu.fragmentation.capacity import cpu_by_size, pods_that_fit
 from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, cluster_placement
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import Pod
+from kubegpu.model.nodetable import NodeTable
 from kubegpu.scheduling.gang import find_gangs
 
 VERIFY_ROUNDS = 4
@@ -158,13 +159,14 @@ def after_state(state: ClusterState, plan: Plan) -> ClusterState:
 def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = EvictionPolicy(),
                 now: datetime | None = None, exact: str = "auto", milp_time_limit: float = 20.0,
                 problem: DefragProblem | None = None, max_hosts: int = MAX_HOSTS_TRIED,
-                with_frag: bool = True, gangs=None, pod: Pod | None = None) -> Plan:
+                with_frag: bool = True, gangs=None, pod: Pod | None = None, table: NodeTable | None = None) -> Plan:
     """Plan the fewest safe moves that reach `goal` (see the module docstring).
 
     `problem` lets a caller that plans for many pods of one priority (why --all) build it once
     (see `problem_for`); `max_hosts` bounds the hosts tried per target; `with_frag=False`
     gives the moves only (no before/after fragmentation reports, no per-pod standings); `pod` is
-    the goal's pending pod when the caller holds it (no lookup by name).
+    the goal's pending pod when the caller holds it (no lookup by name); `table`, the caller's
+    NodeTable of `state`.
     """
     beneficiaries: list[Pod] = []
     gang = None
@@ -183,12 +185,12 @@ def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = Evi
     if goal.count < 1:
         raise UsageError("--count must be at least 1")
     if problem is None:
-        problem = build_problem(state, policy=policy, beneficiary_priority=priority, now=now)
+        problem = build_problem(state, policy=policy, beneficiary_priority=priority, now=now, table=table)
     # pool separation first: pods move inside their own pool; only when no such plan exists
     # may they cross pools, and the plan says so
     # the cluster's mix and its frag report as it stands are the same for both runs: made once
     mix = cluster_mix(state) if with_frag or goal.kind == "size" else None
-    before = FragBefore(state, mix) if with_frag else None
+    before = FragBefore(state, mix, table) if with_frag else None
     inside = _solve(state, goal, dataclasses.replace(problem, _dest={}, same_pool=True), beneficiaries,
                     exact=exact, milp_time_limit=milp_time_limit, max_hosts=max_hosts, mix=mix, before=before)
     if inside.feasible:
@@ -208,14 +210,14 @@ def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = Evi
 class FragBefore:
     """The frag report of the cluster as it stands, made on first use and shared by the plan's runs."""
 
-    def __init__(self, state: ClusterState, mix) -> None:
-        self.state, self.mix = state, mix
+    def __init__(self, state: ClusterState, mix, table: NodeTable | None = None) -> None:
+        self.state, self.mix, self.table = state, mix, table
         self._report: dict | None = None
 
     @property
     def report(self) -> dict:
         if self._report is None:
-            self._report = msgspec.to_builtins(cluster_frag_report(self.state, self.mix))
+            self._report = msgspec.to_builtins(cluster_frag_report(self.state, self.mix, table=self.table))
         return self._report
 
 

@@ -12,6 +12,7 @@ from kubegpu.defrag.plan import Goal
 from kubegpu.defrag.planner import plan_defrag
 from kubegpu.errors import KubegpuError
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.nodetable import NodeTable
 
 
 class PreviewMove(msgspec.Struct, frozen=True, kw_only=True):
@@ -44,13 +45,15 @@ def _largest_pending(state: ClusterState):
     return pod, demand.num_gpu
 
 
-def defrag_preview(state: ClusterState, *, time_limit: float = 5.0) -> DefragPreview:
-    """Plan (not apply) room for the largest pending GPU pod, with what it costs."""
+def defrag_preview(state: ClusterState, *, time_limit: float = 5.0, table: NodeTable | None = None) -> DefragPreview:
+    """Plan (not apply) room for the largest pending GPU pod, with what it costs (`table`: the
+    caller's NodeTable of `state`)."""
     pod, gpus = _largest_pending(state)
     if pod is None:
         return DefragPreview(message="no pending GPU pod: nothing to make room for")
     try:
-        plan = plan_defrag(state, Goal(kind="pod", pod=pod.key), milp_time_limit=time_limit, pod=pod)
+        plan = plan_defrag(state, Goal(kind="pod", pod=pod.key), milp_time_limit=time_limit, pod=pod,
+                           table=table)
     except KubegpuError as err:
         return DefragPreview(target=pod.key, gpus=gpus, message=f"not planned: {err}")
     target = plan.goal.gang or pod.key

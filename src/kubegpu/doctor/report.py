@@ -70,7 +70,7 @@ def _pending(state: ClusterState, table: NodeTable, done: dict[str, Any], scope:
 def _defrag(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
     from kubegpu.defrag.preview import defrag_preview
 
-    return defrag_preview(state)
+    return defrag_preview(state, table=table)
 
 
 def _audit(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
