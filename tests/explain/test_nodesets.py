@@ -50,6 +50,9 @@ def test_every_name_is_recovered_and_equals_the_full_lists():
     for g in (g for r in shared for g in r["node_groups"]):
         forms["full" if g["nodes"] is not None else "as a change" if "node_set_base" in g else "by id"] += 1
     assert all(forms.values()), forms  # the cluster exercises every form
+    first_seen = [g["node_set"] for r in shared for g in r["node_groups"]
+                  if g["nodes"] is not None or "node_set_base" in g]
+    assert first_seen == list(range(len(first_seen)))  # numbered in the order the output shows them
     resolved = list(resolve_node_sets(shared))
     assert [r["pod"] for r in resolved] == [r["pod"] for r in full]
     for mine, old in zip(resolved, full):

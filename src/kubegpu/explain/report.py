@@ -177,29 +177,34 @@ def _grouped(snap: SchedulingSnapshot, outcome: FilterOutcome, sets: NodeSets | 
              ) -> tuple[list[NodeGroup], list[NodeGroup]]:
     """(groups in report order, each node's group in node order)."""
     first, inverse = _combination_keys(outcome)
-    names = np.asarray(snap.names, dtype=object) if sets is None else None
     order = np.argsort(inverse, kind="stable")  # members of every combination, in node order, in one sort
     bounds = np.searchsorted(inverse[order], np.arange(len(first) + 1))
-    by_combination = []
+    verdicts = []
     for c, i in enumerate(first.tolist()):
-        members = order[bounds[c]:bounds[c + 1]]
         if outcome.prefilter is not None:
             pre = outcome.prefilter
             head, failing = pre, [FailingFilter(pre.plugin, pre.code.upstream, list(pre.reasons))]
         else:
             head = outcome.first_status(i)
             failing = [FailingFilter(st.plugin, st.code.upstream, list(st.reasons)) for st in outcome.all_statuses(i)]
-        fits = head.ok and outcome.prefilter is None
+        verdicts.append((head.ok and outcome.prefilter is None, head.plugin, list(head.reasons), failing,
+                         order[bounds[c]:bounds[c + 1]], c))
+    # report order first, so node sets are numbered in the order the output shows them
+    verdicts.sort(key=lambda v: (not v[0], -len(v[4]), v[1] or "", v[2]))
+    names = np.asarray(snap.names, dtype=object) if sets is None else None
+    by_combination: list[NodeGroup] = [None] * len(verdicts)  # type: ignore[list-item]
+    groups = []
+    for fits, plugin, reasons, failing, members, c in verdicts:
         if sets is None:
-            group = NodeGroup(fits=fits, plugin=head.plugin, reasons=list(head.reasons), count=len(members),
+            group = NodeGroup(fits=fits, plugin=plugin, reasons=reasons, count=len(members),
                               nodes=names[members].tolist(), failing=failing)
         else:
-            ref = sets.encode(members, (fits, head.plugin, tuple(head.reasons)))
-            group = NodeGroup(fits=fits, plugin=head.plugin, reasons=list(head.reasons), count=len(members),
-                              nodes=ref.nodes, failing=failing, node_set=ref.node_set, node_set_base=ref.base,
+            ref = sets.encode(members, (fits, plugin, tuple(reasons)))
+            group = NodeGroup(fits=fits, plugin=plugin, reasons=reasons, count=len(members), nodes=ref.nodes,
+                              failing=failing, node_set=ref.node_set, node_set_base=ref.base,
                               nodes_added=ref.added, nodes_removed=ref.removed)
-        by_combination.append(group)
-    groups = sorted(by_combination, key=lambda g: (not g.fits, -g.count, g.plugin or "", g.reasons))
+        groups.append(group)
+        by_combination[c] = group
     return groups, [by_combination[c] for c in inverse.tolist()]
 
 
