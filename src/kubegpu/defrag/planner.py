@@ -194,17 +194,23 @@ def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = Evi
     inside = _solve(state, goal, dataclasses.replace(problem, _dest={}, same_pool=True), beneficiaries,
                     exact=exact, milp_time_limit=milp_time_limit, max_hosts=max_hosts, mix=mix, before=before)
     if inside.feasible:
-        return inside
+        return _with_standings(inside, problem, with_frag)
     across = _solve(state, goal, dataclasses.replace(problem, _dest={}, same_pool=False), beneficiaries,
                     exact=exact, milp_time_limit=milp_time_limit, max_hosts=max_hosts, mix=mix, before=before)
     if not across.feasible:
-        return inside
+        return _with_standings(inside, problem, with_frag)
     pools = problem.snapshot.pools
     index = problem.snapshot.index
     across.crosses_pools = any(pools[index[m.from_]] != pools[index[m.to]] for m in across.moves)
     if across.crosses_pools:
         across.message += "; some moves cross node pools (no plan inside the pools exists)"
-    return across
+    return _with_standings(across, problem, with_frag)
+
+
+def _with_standings(plan: Plan, problem: DefragProblem, with_frag: bool) -> Plan:
+    """Why each pod is or is not movable, for the plan returned (not for a run that was dropped)."""
+    plan.pods = _standings(problem, {m.pod for m in plan.moves}) if with_frag else []
+    return plan
 
 
 class FragBefore:
@@ -340,7 +346,6 @@ def _assemble(state: ClusterState, problem: DefragProblem, goal: Goal, work: Wor
             targets = [Target(pod=label, node=problem.names[n],
                               gpus=int(snap.state.requests.get(label, {}).get("nvidia.com/gpu", 0)) if gpu else 0)
                        for label, n in work.hosted]
-    moved = {m.pod for m in moves}
     plan = Plan(goal=goal, feasible=work is not None, message="", moves=moves, targets=targets,
                 cordon=sorted({m.from_ for m in moves}), before=before.report if before else None, solver=solver,
                 total_cost_gpu_hours=round(sum(m.cost.gpu_hours for m in moves if m.cost), 4),
@@ -350,7 +355,6 @@ def _assemble(state: ClusterState, problem: DefragProblem, goal: Goal, work: Wor
         plan.after = before.report if after is state else msgspec.to_builtins(cluster_frag_report(after, mix))
     if goal.kind == "size" and work is not None:
         plan.targets = _new_slots(state, after, goal.size or 1, mix)
-    plan.pods = _standings(problem, moved) if with_frag else []
     ledger = work.ledger if work is not None else problem.ledger
     plan.pdb_remaining = ledger.remaining()
     if work is None:
@@ -393,11 +397,11 @@ def _standings(problem: DefragProblem, moved: set[str]) -> list[PodStanding]:
     state = problem.state
     out = []
     gpu_nodes = {name for i, name in enumerate(problem.names) if (problem.dev_total[i] > 0).any()}
+    by_key = {p.key: p for p in state.pods}  # the pods themselves: a key is not re-parsed into a name
     for key, ev in sorted(problem.standing.items()):
         if ev.node not in gpu_nodes and key not in moved:
             continue
-        ns, _, name = key.partition("/")
-        pod = state.pod(ns, name)
+        pod = by_key.get(key)
         demand = state.gpu_demand(pod) if pod is not None else None
         gpus = demand.num_gpu * demand.gpu_milli / 1000 if demand else 0.0
         out.append(PodStanding(pod=key, node=ev.node, gpus=gpus, movable=ev.movable, moved=key in moved,
