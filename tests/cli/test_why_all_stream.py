@@ -9,6 +9,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parents[1] / "scheduling"))
 from sched_builders import node, pod  # noqa: E402
 
+from kubegpu.explain.nodesets import resolve_node_sets  # noqa: E402
+
 TOL = [{"key": "nvidia.com/gpu", "operator": "Exists"}]
 
 
@@ -32,7 +34,7 @@ def _snapshot(tmp_path):
 def test_all_json_is_one_valid_list_with_grouped_nodes(tmp_path):
     res = _kubegpu("why", "--all", "-o", "json", "--snapshot", _snapshot(tmp_path))
     assert res.returncode == 0, res.stderr
-    data = json.loads(res.stdout)
+    data = list(resolve_node_sets(json.loads(res.stdout)))  # sets written before are referred to by id
     assert sorted(r["pod"] for r in data) == ["ml/wants4-0", "ml/wants4-1", "ml/wants4-2", "ml/wants9"]
     nine = next(r for r in data if r["pod"] == "ml/wants9")
     assert nine["nodes"] is None

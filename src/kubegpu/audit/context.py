@@ -6,6 +6,7 @@ cached on the context so ten families of checks do not each rebuild them.
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import cached_property
 from typing import Any
 
@@ -18,6 +19,7 @@ from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import MILLI
 from kubegpu.model.kinds import GenericObject, Node, Pod, Workload
 from kubegpu.model.nodetable import NodeTable
+from kubegpu.explain.batch import filter_key
 from kubegpu.explain.summary import pending_summary
 from kubegpu.fragmentation.cluster import cluster_frag_report
 from kubegpu.scheduling.filters.noderesources import NAME as RESOURCE_FILTER
@@ -35,6 +37,7 @@ class AuditContext:
                  pending: list | None = None, frag: Any = None) -> None:
         self.state = state
         self.config = config or AuditConfig()
+        self._resource_only: dict[bytes, np.ndarray] = {}  # filter key -> mask: replicas are filtered once
         if table is not None:
             self.table = table
         if pending is not None:
@@ -62,6 +65,16 @@ class AuditContext:
     def inference(self) -> list[GpuWorkload]:
         return [w for w in self.workloads if w.role == "inference"]
 
+    @cached_property
+    def whole_gpu_pod_sizes(self) -> Counter[int]:
+        """Pods (replicas) per whole-GPU pod size, over workloads whose every pod takes whole GPUs."""
+        sizes: Counter[int] = Counter()
+        for w in self.workloads:
+            k = w.gpus_per_pod
+            if k and all(self.state.gpu_demand(p).gpu_milli >= MILLI for p in w.pods):
+                sizes[k] += max(w.replicas, 1)
+        return sizes
+
     # ---------------------------------------------------------------- nodes and GPUs
     @cached_property
     def table(self) -> NodeTable:
@@ -75,7 +88,7 @@ class AuditContext:
     @cached_property
     def frag_report(self) -> Any:
         """The fragmentation engine's report of this cluster."""
-        return cluster_frag_report(self.state)
+        return cluster_frag_report(self.state, table=self.table)  # the checks' NodeTable, not a second one
 
     @cached_property
     def gpu_nodes(self) -> list[Node]:
@@ -108,15 +121,27 @@ class AuditContext:
         index = self.scheduling.index
         return np.asarray([index[node.name] for node in self.state.nodes], dtype=np.int64)
 
+    @cached_property
+    def _labels_matter(self) -> bool:
+        snap = self.scheduling
+        return bool((snap.pod_anti & snap.alive).any())  # existing anti-affinity reads every pod's labels
+
     def resource_only_nodes(self, pod: Pod) -> np.ndarray:
         """bool[n] (state.nodes order): nodes where only resources keep the pod out.
 
         Every other filter of the scheduling core (taints, affinity, ports, volumes...) passes
-        there, and the node has the pod's GPU model.
+        there, and the node has the pod's GPU model. Pods with one filter key (explain.batch: what
+        the filters read of a pod) share one answer.
         """
         demand = self.state.gpu_demand(pod)
+        key = filter_key(self.state, pod, None, self._labels_matter)
+        known = self._resource_only.get(key)
+        if known is not None:
+            return known
         ok = filter_pod(self.scheduling, pod).mask_except(RESOURCE_FILTER)
-        return ok[self._state_order] & self.model_mask(demand.models)
+        mask = ok[self._state_order] & self.model_mask(demand.models)
+        self._resource_only[key] = mask
+        return mask
 
     # ---------------------------------------------------------------- pods
     def pod_gpus(self, pod: Pod) -> int:

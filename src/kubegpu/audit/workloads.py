@@ -224,7 +224,8 @@ def gpu_workloads(state: ClusterState) -> list[GpuWorkload]:
         group.pods.append(pod)
     out = []
     for group in groups.values():
-        if not group.templates:
+        from_pods = not group.templates
+        if from_pods:
             seen: set[tuple] = set()
             for pod in group.pods:
                 shape = tuple((c.image, c.name) for c in pod.spec.containers)
@@ -232,7 +233,8 @@ def gpu_workloads(state: ClusterState) -> list[GpuWorkload]:
                     seen.add(shape)
                     group.templates.append(PodTemplate(labels=pod.labels, annotations=pod.annotations,
                                                        spec=pod.spec, replicas=1))
-        counts = [spec_gpu_count(t.spec) for t in group.templates]
+        # templates made from the group's own pods count as those pods: their requests are parsed already
+        counts = [] if from_pods else [spec_gpu_count(t.spec) for t in group.templates]
         counts += [state.gpu_demand(p).num_gpu for p in group.pods]
         group.gpus_per_pod = max(counts, default=0)
         if group.gpus_per_pod > 0:

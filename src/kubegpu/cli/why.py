@@ -19,6 +19,8 @@ def _print_report(con, report, wide: bool) -> None:
     if report.node is not None or report.phase != "Pending":
         con.print("  " + literal("; ".join(report.notes)))
         return
+    for note in report.notes:
+        con.print(f"  [dim]note:[/] {literal(note)}")
     if report.schedulable:
         con.print("  fits now: kube-scheduler can place it")
         for note in report.notes:
@@ -137,7 +139,9 @@ def why(pod, all_pods, with_nodes, event_text, source, output):
     state = load_state(source)
     version = version_of(state.server_version, source.k8s_version)
     if all_pods:
-        reports = iter_reports(state, namespace=source.namespace, version=version, with_nodes=with_nodes)
+        # the wide table shows example names per group, so there every group lists its nodes
+        reports = iter_reports(state, namespace=source.namespace, version=version, with_nodes=with_nodes,
+                               shared_node_sets=output != "wide")
         if output in ("json", "yaml"):
             emit_stream(reports, output)
             return

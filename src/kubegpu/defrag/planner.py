@@ -30,17 +30,25 @@ from kubegpu.fragmentation.capacity import cpu_by_size, pods_that_fit
 from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, cluster_placement
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import Pod
+from kubegpu.model.nodetable import NodeTable
 from kubegpu.scheduling.gang import find_gangs
 from kubegpu.scheduling.cycle import filter_pod
 
 VERIFY_ROUNDS = 4
 
 
-def _find_beneficiaries(state: ClusterState, name: str, gangs=None) -> tuple[list[Pod], str | None]:
-    """The pending pod(s) a pod goal is for: one pod, or every pending member of its gang."""
+def _find_beneficiaries(state: ClusterState, name: str, gangs=None, pod: Pod | None = None
+                        ) -> tuple[list[Pod], str | None]:
+    """The pending pod(s) a pod goal is for: one pod, or every pending member of its gang.
+
+    `pod`: the pod itself when the caller holds it (why --all), so it is never looked up again by
+    a name that only its printed key carries (a dump may hold names with '/')."""
     ns, _, short = name.rpartition("/")
     gangs = find_gangs(state) if gangs is None else gangs
-    pod = state.pod(ns or "default", short)
+    if pod is None:
+        pod = state.pod(ns or "default", short)
+    if pod is None and "/" in ns:  # a name with '/' in it, as `why` prints it: ns/na/me
+        pod = state.pod(*name.split("/", 1))
     if pod is None and not ns:
         matches = [p for p in state.pods if p.name == short]
         pod = matches[0] if len(matches) == 1 else None
@@ -152,12 +160,14 @@ def after_state(state: ClusterState, plan: Plan) -> ClusterState:
 def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = EvictionPolicy(),
                 now: datetime | None = None, exact: str = "auto", milp_time_limit: float = 20.0,
                 problem: DefragProblem | None = None, max_hosts: int = MAX_HOSTS_TRIED,
-                with_frag: bool = True, gangs=None) -> Plan:
+                with_frag: bool = True, gangs=None, pod: Pod | None = None, table: NodeTable | None = None) -> Plan:
     """Plan the fewest safe moves that reach `goal` (see the module docstring).
 
     `problem` lets a caller that plans for many pods of one priority (why --all) build it once
     (see `problem_for`); `max_hosts` bounds the hosts tried per target; `with_frag=False`
-    gives the moves only (no before/after fragmentation reports, no per-pod standings).
+    gives the moves only (no before/after fragmentation reports, no per-pod standings); `pod` is
+    the goal's pending pod when the caller holds it (no lookup by name); `table`, the caller's
+    NodeTable of `state`.
     """
     beneficiaries: list[Pod] = []
     gang = None
@@ -165,7 +175,7 @@ def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = Evi
     if goal.kind == "pod":
         if not goal.pod:
             raise UsageError("a pod goal needs the pending pod (--for POD)")
-        beneficiaries, gang = _find_beneficiaries(state, goal.pod, gangs)
+        beneficiaries, gang = _find_beneficiaries(state, goal.pod, gangs, pod)
         priority = max(state.priority_of(p) for p in beneficiaries)
         goal = msgspec.structs.replace(goal, gang=gang)
     elif goal.kind == "size":
@@ -176,30 +186,53 @@ def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = Evi
     if goal.count < 1:
         raise UsageError("--count must be at least 1")
     if problem is None:
-        problem = build_problem(state, policy=policy, beneficiary_priority=priority, now=now)
+        problem = build_problem(state, policy=policy, beneficiary_priority=priority, now=now, table=table)
     # pool separation first: pods move inside their own pool; only when no such plan exists
     # may they cross pools, and the plan says so
+    # the cluster's mix and its frag report as it stands are the same for both runs: made once
+    mix = cluster_mix(state) if with_frag or goal.kind == "size" else None
+    before = FragBefore(state, mix, table) if with_frag else None
     inside = _solve(state, goal, dataclasses.replace(problem, _dest={}, same_pool=True), beneficiaries,
-                    exact=exact, milp_time_limit=milp_time_limit, max_hosts=max_hosts, with_frag=with_frag)
+                    exact=exact, milp_time_limit=milp_time_limit, max_hosts=max_hosts, mix=mix, before=before)
     if inside.feasible:
-        return inside
+        return _with_standings(inside, problem, with_frag)
     across = _solve(state, goal, dataclasses.replace(problem, _dest={}, same_pool=False), beneficiaries,
-                    exact=exact, milp_time_limit=milp_time_limit, max_hosts=max_hosts, with_frag=with_frag)
+                    exact=exact, milp_time_limit=milp_time_limit, max_hosts=max_hosts, mix=mix, before=before)
     if not across.feasible:
-        return inside
+        return _with_standings(inside, problem, with_frag)
     pools = problem.snapshot.pools
     index = problem.snapshot.index
     across.crosses_pools = any(pools[index[m.from_]] != pools[index[m.to]] for m in across.moves)
     if across.crosses_pools:
         across.message += "; some moves cross node pools (no plan inside the pools exists)"
-    return across
+    return _with_standings(across, problem, with_frag)
+
+
+def _with_standings(plan: Plan, problem: DefragProblem, with_frag: bool) -> Plan:
+    """Why each pod is or is not movable, for the plan returned (not for a run that was dropped)."""
+    plan.pods = _standings(problem, {m.pod for m in plan.moves}) if with_frag else []
+    return plan
+
+
+class FragBefore:
+    """The frag report of the cluster as it stands, made on first use and shared by the plan's runs."""
+
+    def __init__(self, state: ClusterState, mix, table: NodeTable | None = None) -> None:
+        self.state, self.mix, self.table = state, mix, table
+        self._report: dict | None = None
+
+    @property
+    def report(self) -> dict:
+        if self._report is None:
+            self._report = msgspec.to_builtins(cluster_frag_report(self.state, self.mix, table=self.table))
+        return self._report
 
 
 def _solve(state: ClusterState, goal: Goal, problem: DefragProblem, beneficiaries: list[Pod], *, exact: str,
-           milp_time_limit: float, max_hosts: int, with_frag: bool) -> Plan:
-    """One planning run on `problem` (its destination masks decide where pods may go)."""
+           milp_time_limit: float, max_hosts: int, mix, before: FragBefore | None) -> Plan:
+    """One planning run on `problem` (its destination masks decide where pods may go); `before`
+    (None: no fragmentation reports) is the frag report of the cluster as it stands."""
     budget = Budget(goal.max_moves, goal.max_cost_gpu_hours)
-    mix = cluster_mix(state) if with_frag or goal.kind == "size" else None
     start = WorkState.start(problem)
     unmet: list[str] = []
     milp_kwargs: dict = {}
@@ -277,23 +310,23 @@ def _solve(state: ClusterState, goal: Goal, problem: DefragProblem, beneficiarie
         lb = max(solver.lower_bound, 0.0)
         solver.optimality_gap = round((solver.heuristic_moves - lb) / lb, 4) if lb > 0 else (
             0.0 if solver.heuristic_moves == 0 else None)
-    return _assemble(state, problem, goal, chosen, failure, solver, mix, drained, with_frag=with_frag)
+    return _assemble(state, problem, goal, chosen, failure, solver, mix, drained, before=before)
 
 
-def problem_for(state: ClusterState, pod_key: str, *, policy: EvictionPolicy = EvictionPolicy(),
+def problem_for(state: ClusterState, pod: Pod, *, policy: EvictionPolicy = EvictionPolicy(),
                 now: datetime | None = None, snapshot=None, gangs=None) -> tuple[int, DefragProblem]:
     """(beneficiary priority, problem) for a pod goal: reusable for every pod of that priority.
 
     `snapshot` (a SchedulingSnapshot of `state` the caller owns) saves rebuilding one."""
-    beneficiaries, _ = _find_beneficiaries(state, pod_key, gangs)
+    beneficiaries, _ = _find_beneficiaries(state, pod.key, gangs, pod)
     priority = max(state.priority_of(p) for p in beneficiaries)
     return priority, build_problem(state, policy=policy, beneficiary_priority=priority, now=now,
                                    snapshot=snapshot, gangs=gangs)
 
 
 def _assemble(state: ClusterState, problem: DefragProblem, goal: Goal, work: WorkState | None, failure: str,
-              solver: SolverInfo, mix, drained: list[int], *, with_frag: bool = True) -> Plan:
-    before = msgspec.to_builtins(cluster_frag_report(state, mix)) if with_frag else None
+              solver: SolverInfo, mix, drained: list[int], *, before: FragBefore | None) -> Plan:
+    with_frag = before is not None
     moves: list[Move] = []
     targets: list[Target] = []
     if work is not None:
@@ -311,16 +344,15 @@ def _assemble(state: ClusterState, problem: DefragProblem, goal: Goal, work: Wor
         elif goal.kind == "pod":
             targets = [Target(pod=label, node=problem.names[n], gpus=_target_gpus(state, label, problem.names[n]))
                        for label, n in work.hosted]
-    moved = {m.pod for m in moves}
     plan = Plan(goal=goal, feasible=work is not None, message="", moves=moves, targets=targets,
-                cordon=sorted({m.from_ for m in moves}), before=before, solver=solver,
+                cordon=sorted({m.from_ for m in moves}), before=before.report if before else None, solver=solver,
                 total_cost_gpu_hours=round(sum(m.cost.gpu_hours for m in moves if m.cost), 4),
                 verified=work is not None)
     after = after_state(state, plan) if moves and (with_frag or goal.kind == "size") else state
-    plan.after = msgspec.to_builtins(cluster_frag_report(after, mix)) if with_frag else None
+    if before is not None:  # nothing moved: the cluster after is the one before
+        plan.after = before.report if after is state else msgspec.to_builtins(cluster_frag_report(after, mix))
     if goal.kind == "size" and work is not None:
         plan.targets = _new_slots(state, after, goal.size or 1, mix)
-    plan.pods = _standings(problem, moved) if with_frag else []
     ledger = work.ledger if work is not None else problem.ledger
     plan.pdb_remaining = ledger.remaining()
     if work is None:
@@ -369,11 +401,11 @@ def _standings(problem: DefragProblem, moved: set[str]) -> list[PodStanding]:
     state = problem.state
     out = []
     gpu_nodes = {name for i, name in enumerate(problem.names) if (problem.dev_total[i] > 0).any()}
+    by_key = {p.key: p for p in state.pods}  # the pods themselves: a key is not re-parsed into a name
     for key, ev in sorted(problem.standing.items()):
         if ev.node not in gpu_nodes and key not in moved:
             continue
-        ns, _, name = key.partition("/")
-        pod = state.pod(ns, name)
+        pod = by_key.get(key)
         demand = state.gpu_demand(pod) if pod is not None else None
         gpus = demand.num_gpu * demand.gpu_milli / 1000 if demand else 0.0
         out.append(PodStanding(pod=key, node=ev.node, gpus=gpus, movable=ev.movable, moved=key in moved,

@@ -15,6 +15,7 @@ from kubegpu.defrag.planner import plan_defrag
 from kubegpu.errors import KubegpuError
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import Pod
+from kubegpu.model.nodetable import NodeTable
 
 
 class PreviewMove(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,14 +53,16 @@ def largest_pending(state: ClusterState, among: Collection[str] | None = None) -
     return pod, demand.num_gpu
 
 
-def defrag_preview(state: ClusterState, *, time_limit: float = 5.0,
-                   among: Collection[str] | None = None) -> DefragPreview:
-    """Plan (not apply) room for the largest pending GPU pod (`largest_pending`), with what it costs."""
+def defrag_preview(state: ClusterState, *, time_limit: float = 5.0, among: Collection[str] | None = None,
+                   table: NodeTable | None = None) -> DefragPreview:
+    """Plan (not apply) room for the largest pending GPU pod (`largest_pending`), with what it costs
+    (`table`: the caller's NodeTable of `state`)."""
     pod, gpus = largest_pending(state, among)
     if pod is None:
         return DefragPreview(message="no pending GPU pod: nothing to make room for")
     try:
-        plan = plan_defrag(state, Goal(kind="pod", pod=pod.key), milp_time_limit=time_limit)
+        plan = plan_defrag(state, Goal(kind="pod", pod=pod.key), milp_time_limit=time_limit, pod=pod,
+                           table=table)
     except KubegpuError as err:
         return DefragPreview(target=pod.key, gpus=gpus, message=f"not planned: {err}")
     target = plan.goal.gang or pod.key

@@ -177,10 +177,11 @@ class DefragProblem:
 
 def build_problem(state: ClusterState, *, policy: EvictionPolicy = EvictionPolicy(),
                   beneficiary_priority: int | None = None, now: datetime | None = None,
-                  snapshot: SchedulingSnapshot | None = None, gangs=None) -> DefragProblem:
-    """Everything a planner needs, computed once (`snapshot`, `gangs`: reuse the caller's)."""
+                  snapshot: SchedulingSnapshot | None = None, gangs=None, table: NodeTable | None = None
+                  ) -> DefragProblem:
+    """Everything a planner needs, computed once (`snapshot`, `gangs`, `table`: reuse the caller's)."""
     snap = snapshot if snapshot is not None else SchedulingSnapshot.from_cluster(state)
-    table = NodeTable.from_cluster(state)
+    table = table if table is not None else NodeTable.from_cluster(state)
     if table.names != snap.names:
         raise AssertionError("NodeTable and scheduling snapshot disagree on node order")
     free = snap.alloc - snap.requested

@@ -65,13 +65,13 @@ def phase_counts(state: ClusterState, scope: NamespaceScope) -> PhaseCounts:
 
 
 def _pending(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
-    return [p for p in pending_summary(state) if scope.includes(p.pod.partition("/")[0])]
+    return pending_summary(state, namespace=scope.namespace)  # by the pods' own namespace, not their printed key
 
 
 def _defrag(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
     # the pods the pending section found blocked (whole cluster): the dashboard's default /defrag picks among the same
     blocked = {p.pod for p in done["pending"]} if "pending" in done and scope.all else None
-    return defrag_preview(state, among=blocked)
+    return defrag_preview(state, among=blocked, table=table)
 
 
 def _audit(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:

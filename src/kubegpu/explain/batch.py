@@ -23,8 +23,9 @@ import hashlib
 import msgspec
 import numpy as np
 
-from kubegpu.explain.remedies import MovePlanner
-from kubegpu.explain.report import WhyReport, explain_pod, observed_message, retarget
+from kubegpu.explain.remedies import MovePlanner, for_another_pod
+from kubegpu.explain.nodesets import NodeSets
+from kubegpu.explain.report import WhyReport, explain_pod, name_notes, observed_message, written_before
 from kubegpu.model.kinds import Pod
 from kubegpu.scheduling.cycle import FilterOutcome, filter_pod
 from kubegpu.scheduling.gang import find_gangs
@@ -37,7 +38,7 @@ LABEL_FILTERS = ("InterPodAffinity", "PodTopologySpread")
 
 def pending_pods(state, namespace: str | None = None) -> list[Pod]:
     """Pods waiting for a scheduler, optionally in one namespace."""
-    return [p for p in state.unscheduled_pods if not namespace or p.namespace == namespace]
+    return [p for p in state.unscheduled_pods if not namespace or (p.namespace or "default") == namespace]
 
 
 def _containers(containers) -> list:
@@ -90,17 +91,22 @@ def outcome_fingerprint(outcome: FilterOutcome) -> bytes:
 
 def iter_reports(state, *, namespace: str | None = None, version: KubeVersion | None = None,
                  gpu_only: bool = False, node_detail: bool | None = None, with_nodes: bool = False,
-                 snapshot: SchedulingSnapshot | None = None) -> Iterator[WhyReport]:
-    """A report for every pending pod (every pending GPU pod with `gpu_only`), in pod order."""
+                 snapshot: SchedulingSnapshot | None = None, shared_node_sets: bool = True
+                 ) -> Iterator[WhyReport]:
+    """A report for every pending pod (every pending GPU pod with `gpu_only`), in pod order.
+
+    With `shared_node_sets` (the `why --all` JSON), each set of group members is written once and
+    referred to by id in later reports (explain.nodesets): read the reports in the order given."""
     v = version or version_of(state.server_version)
     snap = snapshot or SchedulingSnapshot.from_cluster(state)
+    sets = NodeSets(snap.names) if shared_node_sets else None
     gangs = find_gangs(state)
     gang_of = {m.key: g.key for g in gangs.values() if len(g.members) > 1 for m in g.members}
     planner = MovePlanner(state, snapshot=snap, gangs=gangs)
     labels_matter = bool((snap.pod_anti & snap.alive).any())  # existing anti-affinity reads every pod's labels
     by_filter: dict[bytes, WhyReport] = {}
     by_outcome: dict[tuple[bytes, bytes], WhyReport] = {}
-    remedies: dict[bytes, tuple[str, list]] = {}
+    remedies: dict[bytes, list] = {}
     for pod in pending_pods(state, namespace):
         if gpu_only and not state.gpu_demand(pod).is_gpu:
             continue
@@ -120,7 +126,8 @@ def iter_reports(state, *, namespace: str | None = None, version: KubeVersion | 
             continue
         rkey = (b"shape", okey[0]) if okey is not None else (b"filter", fkey)
         report = explain_pod(snap, pod, version=v, gangs=gangs, node_detail=node_detail, planner=planner,
-                             with_nodes=with_nodes, outcome=outcome, remedy_cache=remedies, remedy_key=rkey)
+                             with_nodes=with_nodes, outcome=outcome, remedy_cache=remedies, remedy_key=rkey,
+                             node_sets=sets)
         by_filter[fkey] = report
         if okey is not None:
             by_outcome[okey] = report
@@ -128,10 +135,12 @@ def iter_reports(state, *, namespace: str | None = None, version: KubeVersion | 
 
 
 def _replica(state, first: WhyReport, pod: Pod) -> WhyReport:
-    """The report of a pod with the same filter key as `first`: only names and observations differ."""
+    """The report of a pod with the same filter key as `first` (written before it): only names,
+    notes and observations differ, and the node sets are referred to by id."""
     observed = observed_message(state, pod)
     return msgspec.structs.replace(
-        first, pod=pod.key, remedies=retarget(first.remedies, first.pod, pod.key),
+        first, pod=pod.key, remedies=for_another_pod(first.remedies, pod.key), notes=name_notes(pod),
+        node_groups=written_before(first.node_groups),
         observed_message=observed, observed=parse_event_message(observed) if observed else None,
         matches_observed=(observed == first.message) if observed and first.message else None)
 

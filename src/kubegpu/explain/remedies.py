@@ -51,6 +51,7 @@ class Remedy(msgspec.Struct, omit_defaults=True):
     cost: int
     fits_nodes: int | None = None
     details: dict = {}
+    for_pod: str | None = None  # the one pending pod the remedy is worded for (a move plan --for it)
 
 
 
@@ -158,18 +159,19 @@ class MovePlanner:
         self.planned = 0
         self._problems: dict[int, object] = {}
 
-    def plan(self, target: str):
+    def plan(self, target: Pod):
+        """The plan for pending pod `target` (the pod itself, never looked up again by its name)."""
         self.planned += 1
-        prio = self.state.priority_of(self.state.pod(*target.split("/", 1)))
+        prio = self.state.priority_of(target)
         problem = self._problems.get(prio)
         if problem is None:
             prio, problem = problem_for(self.state, target, gangs=self.gangs,
                                         snapshot=self.snapshot.copy() if self.snapshot is not None else None)
             self._problems[prio] = problem
         # the goal `kubegpu defrag --for POD` plans by default, so both give one plan
-        return plan_defrag(self.state, Goal(kind="pod", pod=target),
+        return plan_defrag(self.state, Goal(kind="pod", pod=target.key),
                            exact=PLAN_EXACT, problem=problem, with_frag=False,
-                           gangs=self.gangs)
+                           gangs=self.gangs, pod=target)
 
 
 def room_anywhere(snap: SchedulingSnapshot, outcome: FilterOutcome) -> bool:
@@ -194,23 +196,52 @@ def move_remedy(snap: SchedulingSnapshot, outcome: FilterOutcome, gang: Gang | N
     """The defrag planner's fewest safe moves that make room; None when no plan exists."""
     if not room_anywhere(snap, outcome):
         return None
-    target = sorted(gang.pending, key=lambda p: p.name)[0].key if gang and gang.pending else outcome.pod.key
+    target = sorted(gang.pending, key=lambda p: p.name)[0] if gang and gang.pending else outcome.pod
     plan = (planner or MovePlanner(snap.state)).plan(target)
     if plan is None or not plan.feasible or not plan.moves:
         return None
     moves = [{"pod": m.pod, "from": m.from_, "to": m.to,
               "gpu_hours_lost": m.cost.gpu_hours if m.cost else None} for m in plan.moves]
-    freed = sorted({t.node for t in plan.targets}) or sorted({m["from"] for m in moves})
+    details = {"moves": moves, "gpu_hours_lost": plan.total_cost_gpu_hours, "crosses_pools": plan.crosses_pools,
+               "targets": [{"pod": t.pod, "node": t.node} for t in plan.targets]}
+    freed = _freed_nodes(details)
+    if gang:  # planned for the whole gang: one wording for every member
+        return Remedy(kind="move-pods", cost=3, fits_nodes=len(freed), details=details,
+                      summary=move_summary(details, target.key, "the gang"))
+    return Remedy(kind="move-pods", cost=3, fits_nodes=len(freed), details=details, for_pod=target.key,
+                  summary=move_summary(details, target.key, "the pod"))
+
+
+def _freed_nodes(details: dict) -> list[str]:
+    return sorted({t["node"] for t in details["targets"]}) or sorted({m["from"] for m in details["moves"]})
+
+
+def move_summary(details: dict, target: str, who: str) -> str:
+    """The move remedy in words, made from its details and the pod it is planned for."""
+    moves = details["moves"]
     steps = ", ".join(f"{m['pod']} {m['from']} -> {m['to']}" for m in moves)
-    who = "the gang" if gang else "the pod"
-    return Remedy(kind="move-pods", cost=3, fits_nodes=len(freed),
-                  summary=(f"move {counted(len(moves), 'pod')} to make room on {', '.join(freed)}: {steps}; then {who} fits "
-                           f"({plan.total_cost_gpu_hours:.2f} GPU-hours of work lost; plan: kubegpu defrag --for {target})"
-                           + ("; moves pods across node pools: no plan inside the pools exists"
-                              if plan.crosses_pools else "")),
-                  details={"moves": moves, "gpu_hours_lost": plan.total_cost_gpu_hours,
-                           "crosses_pools": plan.crosses_pools,
-                           "targets": [{"pod": t.pod, "node": t.node} for t in plan.targets]})
+    return (f"move {counted(len(moves), 'pod')} to make room on {', '.join(_freed_nodes(details))}: {steps}; "
+            f"then {who} fits ({details['gpu_hours_lost']:.2f} GPU-hours of work lost; plan: kubegpu defrag --for "
+            f"{target})" + ("; moves pods across node pools: no plan inside the pools exists"
+                            if details["crosses_pools"] else ""))
+
+
+def for_another_pod(remedies: list[Remedy], pod: str) -> list[Remedy]:
+    """Remedies worked out for one pod of a shape, worded for `pod` of the same shape.
+
+    Only a remedy planned for that one pod (`for_pod`) names it; its target and its summary are
+    made again from fields, never by replacing text (a key may be a prefix of another key or a
+    node name)."""
+    out = []
+    for r in remedies:
+        if r.for_pod is None or r.for_pod == pod:
+            out.append(r)
+            continue
+        details = {**r.details, "targets": [{**t, "pod": pod if t["pod"] == r.for_pod else t["pod"]}
+                                            for t in r.details["targets"]]}
+        out.append(msgspec.structs.replace(r, for_pod=pod, details=details,
+                                           summary=move_summary(details, pod, "the pod")))
+    return out
 
 
 def never_fits(snap: SchedulingSnapshot, outcome: FilterOutcome, v: KubeVersion) -> tuple[bool, str]:

@@ -15,6 +15,7 @@ import numpy as np
 
 from kubegpu.model.text import counted
 from kubegpu.model.kinds import Pod
+from kubegpu.model.names import invalid_name_note
 from kubegpu.model.quantity import format_amount
 from kubegpu.scheduling.cycle import FITS, OUTSIDE_PREFILTER, FilterOutcome, filter_pod
 from kubegpu.scheduling.framework import small_unique
@@ -26,8 +27,9 @@ from kubegpu.scheduling.nodeready import NOT_READY_UNTAINTED_NOTE
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion, version_of
 
-from kubegpu.explain.remedies import MovePlanner, Remedy, rank_remedies
 from kubegpu.explain.distance import describe
+from kubegpu.explain.nodesets import NodeSets
+from kubegpu.explain.remedies import MovePlanner, Remedy, for_another_pod, rank_remedies
 
 NODE_DETAIL_LIMIT = 300  # per-node plain-words detail up to this many nodes (pools always)
 
@@ -88,15 +90,23 @@ class PreemptionInfo(msgspec.Struct, omit_defaults=True):
     message: str | None = None
 
 
-class NodeGroup(msgspec.Struct, gc=False):
-    """Nodes with the same outcome for the pod: same first failing filter and reasons, same blockers."""
+class NodeGroup(msgspec.Struct, omit_defaults=True, gc=False):
+    """Nodes with the same outcome for the pod: same first failing filter and reasons, same blockers.
+
+    In `why --all` the members are written once per output (explain.nodesets): `node_set` names
+    the set, `nodes` is null when it was written before, or the set is `node_set_base` plus
+    `nodes_added` minus `nodes_removed`. A single pod's report always lists `nodes`."""
 
     fits: bool
     plugin: str | None
     reasons: list[str]
     count: int
-    nodes: list[str]
-    failing: list[FailingFilter] = []
+    nodes: list[str] | None
+    failing: list[FailingFilter]
+    node_set: int | None = None
+    node_set_base: int | None = None
+    nodes_added: list[str] | None = None
+    nodes_removed: list[str] | None = None
 
 
 class WhyReport(msgspec.Struct):
@@ -162,27 +172,56 @@ def _combination_keys(outcome: FilterOutcome) -> tuple[np.ndarray, np.ndarray]:
     return first, inverse
 
 
-def node_groups(snap: SchedulingSnapshot, outcome: FilterOutcome) -> list[NodeGroup]:
-    """Nodes grouped by outcome: the output grows with distinct outcomes, not with nodes."""
+def node_groups(snap: SchedulingSnapshot, outcome: FilterOutcome, sets: NodeSets | None = None
+                ) -> list[NodeGroup]:
+    """Nodes grouped by outcome: the output grows with distinct outcomes, not with nodes.
+
+    With `sets` (why --all), members are written as references to the sets written so far."""
+    return _grouped(snap, outcome, sets)[0]
+
+
+def _grouped(snap: SchedulingSnapshot, outcome: FilterOutcome, sets: NodeSets | None
+             ) -> tuple[list[NodeGroup], list[NodeGroup]]:
+    """(groups in report order, each node's group in node order)."""
     first, inverse = _combination_keys(outcome)
-    names = np.asarray(snap.names, dtype=object)
-    groups = []
+    order = np.argsort(inverse, kind="stable")  # members of every combination, in node order, in one sort
+    bounds = np.searchsorted(inverse[order], np.arange(len(first) + 1))
+    verdicts = []
     for c, i in enumerate(first.tolist()):
-        members = np.flatnonzero(inverse == c)  # few combinations: one pass each beats a sort
         if outcome.prefilter is not None:
             pre = outcome.prefilter
             head, failing = pre, [FailingFilter(pre.plugin, pre.code.upstream, list(pre.reasons))]
         else:
             head = outcome.first_status(i)
             failing = [FailingFilter(st.plugin, st.code.upstream, list(st.reasons)) for st in outcome.all_statuses(i)]
-        groups.append(NodeGroup(fits=head.ok and outcome.prefilter is None, plugin=head.plugin,
-                                reasons=list(head.reasons), count=len(members), nodes=names[members].tolist(),
-                                failing=failing))
-    groups.sort(key=lambda g: (not g.fits, -g.count, g.plugin or "", g.reasons))
-    return groups
+        verdicts.append((head.ok and outcome.prefilter is None, head.plugin, list(head.reasons), failing,
+                         order[bounds[c]:bounds[c + 1]], c))
+    # report order first, so node sets are numbered in the order the output shows them
+    verdicts.sort(key=lambda v: (not v[0], -len(v[4]), v[1] or "", v[2]))
+    names = np.asarray(snap.names, dtype=object) if sets is None else None
+    by_combination: list[NodeGroup] = [None] * len(verdicts)  # type: ignore[list-item]
+    groups = []
+    for fits, plugin, reasons, failing, members, c in verdicts:
+        if sets is None:
+            group = NodeGroup(fits=fits, plugin=plugin, reasons=reasons, count=len(members),
+                              nodes=names[members].tolist(), failing=failing)
+        else:
+            ref = sets.encode(members, (fits, plugin, tuple(reasons)))
+            group = NodeGroup(fits=fits, plugin=plugin, reasons=reasons, count=len(members), nodes=ref.nodes,
+                              failing=failing, node_set=ref.node_set, node_set_base=ref.base,
+                              nodes_added=ref.added, nodes_removed=ref.removed)
+        groups.append(group)
+        by_combination[c] = group
+    return groups, [by_combination[c] for c in inverse.tolist()]
 
 
-def _node_verdicts(snap: SchedulingSnapshot, outcome: FilterOutcome, groups: list[NodeGroup], detail: bool
+def written_before(groups: list[NodeGroup]) -> list[NodeGroup]:
+    """The same groups in a later report of the same output: every set is referred to by id."""
+    return [msgspec.structs.replace(g, nodes=None, node_set_base=None, nodes_added=None, nodes_removed=None)
+            if g.node_set is not None else g for g in groups]
+
+
+def _node_verdicts(snap: SchedulingSnapshot, outcome: FilterOutcome, group_of: list[NodeGroup], detail: bool
                    ) -> list[NodeVerdict]:
     """Every node's verdict, in node order; with `detail`, blockers in plain words too."""
     pools = snap.pools
@@ -196,9 +235,8 @@ def _node_verdicts(snap: SchedulingSnapshot, outcome: FilterOutcome, groups: lis
             out.append(NodeVerdict(name=name, fits=first.ok, plugin=first.plugin, reasons=list(first.reasons),
                                    pool=pools[i], failing=failing))
     else:
-        by_name = {name: g for g in groups for name in g.nodes}
-        out = [NodeVerdict(name, by_name[name].fits, by_name[name].plugin, by_name[name].reasons, pools[i],
-                           by_name[name].failing) for i, name in enumerate(snap.names)]
+        out = [NodeVerdict(name, g.fits, g.plugin, g.reasons, pools[i], g.failing)
+               for i, (name, g) in enumerate(zip(snap.names, group_of))]
     for i in np.flatnonzero(snap.not_ready_untainted).tolist():
         out[i].notes = [NOT_READY_UNTAINTED_NOTE]
     return out
@@ -274,7 +312,13 @@ def bound_report(state, pod: Pod) -> WhyReport:
     note = (f"not pending: bound to node {where} (phase {phase}); kube-scheduler has placed it" if where else
             f"not pending: phase {phase}" + (", it has finished" if pod.is_terminal else ""))
     return WhyReport(pod=pod.key, schedulable=True, message="", nodes=[], remedies=[], phase=phase, node=where,
-                     priority=state.priority_of(pod), notes=[note])
+                     priority=state.priority_of(pod), notes=[note, *name_notes(pod)])
+
+
+def name_notes(pod: Pod) -> list[str]:
+    """A note when the dump holds a pod an API server would have refused (the pod is still reported)."""
+    note = invalid_name_note("pod", pod.metadata.namespace, pod.name)
+    return [note] if note else []
 
 
 def _not_ready_notes(snap: SchedulingSnapshot, outcome: FilterOutcome) -> list[str]:
@@ -291,10 +335,11 @@ def explain_pod(snap: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | No
                 gangs: dict[str, Gang] | None = None, node_detail: bool | None = None,
                 with_remedies: bool = True, planner: MovePlanner | None = None, with_nodes: bool = True,
                 outcome: FilterOutcome | None = None, remedy_cache: dict | None = None,
-                remedy_key: object = None) -> WhyReport:
+                remedy_key: object = None, node_sets: NodeSets | None = None) -> WhyReport:
     """The full why-report for one pod on the snapshot's cluster.
 
     `with_nodes=False` leaves the per-node list out (node_groups carry the same facts, grouped);
+    `node_sets` writes group members as references to the sets an output has written (why --all);
     `outcome` reuses a filter run the caller already has for this pod; `remedy_cache` keyed by
     `remedy_key` shares the remedy search between pods of one shape (see explain.batch).
     """
@@ -310,10 +355,10 @@ def explain_pod(snap: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | No
     gang = next((g for g in gangs.values() if any(m.key == pod.key for m in g.members)), None)
     gang_info = _gang_info(snap, gang, v) if gang is not None and len(gang.members) > 1 else None
     observed = observed_message(state, pod)
-    groups = node_groups(snap, outcome)
+    groups, group_of = _grouped(snap, outcome, node_sets)
     report = WhyReport(
         pod=pod.key, schedulable=outcome.schedulable, message=message,
-        nodes=_node_verdicts(snap, outcome, groups, detail) if with_nodes else None, remedies=[],
+        nodes=_node_verdicts(snap, outcome, group_of, detail) if with_nodes else None, remedies=[],
         node_groups=groups, version=str(v), priority=outcome.info.priority,
         requests={r: format_amount(r, a) for r, a in sorted(outcome.info.requests.items())},
         pools=_pool_lines(snap, outcome, snap.pools), gang=gang_info,
@@ -322,31 +367,17 @@ def explain_pod(snap: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | No
         not_evaluated=list(NOT_EVALUATED) if pod.spec.resource_claims else [],
         observed_message=observed, observed=parse_event_message(observed) if observed else None,
         matches_observed=(observed == message) if observed and message else None,
-        notes=_not_ready_notes(snap, outcome))
+        notes=[*_not_ready_notes(snap, outcome), *name_notes(pod)])
     gang_blocked = gang_info is not None and not gang_info.can_start
     if with_remedies and (not outcome.schedulable or gang_blocked):
         cached = remedy_cache.get(remedy_key) if remedy_cache is not None and remedy_key is not None else None
         if cached is not None:
-            report.remedies = retarget(cached[1], cached[0], pod.key)
+            report.remedies = for_another_pod(cached, pod.key)
         else:
             report.remedies = rank_remedies(snap, outcome, preemption, gang, v, gangs, planner)
             if remedy_cache is not None and remedy_key is not None:
-                remedy_cache[remedy_key] = (pod.key, report.remedies)
+                remedy_cache[remedy_key] = report.remedies
     return report
-
-
-def retarget(remedies: list[Remedy], old: str, new: str) -> list[Remedy]:
-    """Remedies worked out for pod `old` of one shape, worded for pod `new` of the same shape."""
-    if old == new:
-        return remedies
-    out = []
-    for r in remedies:
-        details = r.details
-        if "targets" in details:
-            details = {**details, "targets": [{**t, "pod": new if t.get("pod") == old else t.get("pod")}
-                                              for t in details["targets"]]}
-        out.append(msgspec.structs.replace(r, summary=r.summary.replace(old, new), details=details))
-    return out
 
 
 def _preemption_info(result: PreemptionResult | None) -> PreemptionInfo | None:

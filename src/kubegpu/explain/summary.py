@@ -18,11 +18,13 @@ class PendingSummary(msgspec.Struct):
     gang: str | None = None
 
 
-def pending_summary(state: ClusterState, *, version: str | None = None) -> list[PendingSummary]:
-    """Per Pending GPU pod: the one-line reason and its first remedy (schedulable pods skipped)."""
+def pending_summary(state: ClusterState, *, version: str | None = None,
+                    namespace: str | None = None) -> list[PendingSummary]:
+    """Per Pending GPU pod (of `namespace` when given): the one-line reason and its first remedy
+    (schedulable pods skipped)."""
     v = version_of(state.server_version, version)
     out = []
-    for r in explain_all(state, version=v, gpu_only=True, node_detail=False):
+    for r in explain_all(state, version=v, gpu_only=True, node_detail=False, namespace=namespace):
         if r.schedulable:
             continue
         first = r.remedies[0] if r.remedies else None

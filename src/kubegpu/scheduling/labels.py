@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from kubegpu.model.integers import int_or_none  # upstream strconv.ParseInt(text, 10, 64)
+from kubegpu.model.names import is_dns1123_subdomain
 from kubegpu.model.objects import NodeSelectorRequirement, NodeSelectorTerm
 
 OBJECT_NAME_FIELD = "metadata.name"
@@ -21,13 +22,12 @@ OBJECT_NAME_FIELD = "metadata.name"
 
 _LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 def valid_label_key(key: str) -> bool:
     """upstream IsQualifiedName: [DNS-subdomain prefix '/'] name of at most 63 characters."""
     prefix, slash, name = key.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+    if slash and not is_dns1123_subdomain(prefix):
         return False
     return 0 < len(name) <= 63 and bool(_LABEL_NAME.match(name))
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 from typing import Iterator
 
 import numpy as np
@@ -33,11 +32,7 @@ def _fgd_rate(ctx: AuditContext) -> str:
 
 def typical_sizes(ctx: AuditContext) -> list[int]:
     """Whole-GPU pod sizes that make up at least `typical_min_share` of the GPU pods, largest first."""
-    sizes: Counter[int] = Counter()
-    for w in ctx.workloads:
-        k = w.gpus_per_pod
-        if k and all(ctx.state.gpu_demand(p).gpu_milli >= MILLI for p in w.pods):
-            sizes[k] += max(w.replicas, 1)
+    sizes = ctx.whole_gpu_pod_sizes  # two checks ask: counted once per audit
     total = sum(sizes.values())
     share = float(ctx.param("KG-101", "typical_min_share"))
     return sorted((k for k, n in sizes.items() if total and n / total >= share), reverse=True)

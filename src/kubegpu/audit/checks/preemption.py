@@ -95,8 +95,28 @@ def _pdb_manifest(w: GpuWorkload) -> str | None:
     pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
            "metadata": {"name": f"{w.name}-pdb", "namespace": w.namespace},
            "spec": {"minAvailable": max(w.replicas, 1), "selector": {"matchLabels": labels}}}
-    # libyaml's dumper when present: the same text, and the one YAML write per workload stays cheap at scale
-    return yaml.dump(pdb, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False)
+    return manifest_yaml(pdb)
+
+
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter when present: the same text
+
+
+def _yaml_node(value: dict | str | int) -> yaml.Node:
+    """What yaml.dump's representer makes of a manifest of mappings, strings and integers."""
+    if isinstance(value, dict):
+        return yaml.MappingNode("tag:yaml.org,2002:map", [(_yaml_node(k), _yaml_node(v)) for k, v in value.items()],
+                                flow_style=False)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return yaml.ScalarNode("tag:yaml.org,2002:int", str(value))
+    if isinstance(value, str):
+        return yaml.ScalarNode("tag:yaml.org,2002:str", value)
+    raise TypeError(f"not a manifest value: {type(value).__name__}")
+
+
+def manifest_yaml(manifest: dict) -> str:
+    """`yaml.dump(manifest, sort_keys=False)`, byte for byte, without PyYAML's Python representer
+    (95% of the time of one PDB per training workload: 50,000 of them at 20,000 nodes)."""
+    return yaml.serialize(_yaml_node(manifest), Dumper=_DUMPER)
 
 
 def training_without_pdb(ctx: AuditContext) -> Iterator[Hit]:

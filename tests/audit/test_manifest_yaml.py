@@ -1,0 +1,19 @@
+"""The PDB patch is written without PyYAML's representer, and is the text yaml.dump writes."""
+
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubegpu.audit.checks.preemption import manifest_yaml
+
+scalars = st.one_of(st.text(max_size=12), st.integers(-2**63, 2**63 - 1),
+                    st.sampled_from(["true", "null", "012", "1e3", "a: b", "- x", "#c", "~", "", "ünï", "\t"]))
+manifests = st.recursive(scalars, lambda inner: st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), manifests, min_size=1, max_size=4))
+def test_manifest_yaml_is_what_yaml_dump_writes(manifest):
+    assert manifest_yaml(manifest) == yaml.dump(manifest, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+                                                sort_keys=False)
+    assert yaml.safe_load(manifest_yaml(manifest)) == manifest
