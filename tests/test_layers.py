@@ -26,6 +26,7 @@ FORBIDDEN = {
     "status": {"web", "cli", "doctor"},
     "doctor": {"web", "cli"},
     "models": {"web", "cli", "doctor"},
+    "money": {"web", "cli", "doctor"},
     # the dashboard calls the engines the CLI calls, never the CLI itself (shared JSON text: kubegpu.jsontext)
     "web": {"cli"},
 }

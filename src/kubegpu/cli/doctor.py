@@ -7,7 +7,7 @@ import sys
 import click
 
 from kubegpu.cli.columns import Col, show
-from kubegpu.cli.options import file_option, load_state, output_option, source_options
+from kubegpu.cli.options import file_option, load_prices, load_state, output_option, source_options
 from kubegpu.cli.render import emit, emit_text, literal, to_plain
 from kubegpu.cli.scope import namespace_scope
 from kubegpu.model.text import counted
@@ -31,6 +31,48 @@ def fragmentation_lines(f: dict) -> list[str]:
         f"({f['fragmentation']['amount_milli_gpu'] / 1000:.2f} GPUs; mix of {f['demand']['shapes']} task shapes, "
         "CPU-only included)",
     ]
+
+
+def _money(m: dict | None) -> str:
+    if not m:
+        return "no price"
+    amount = f"{m['amount']:,.2f}" if abs(m["amount"]) >= 1 else f"{m['amount']:.4g}"
+    return f"{amount} {m['currency']}" + ("" if m["per"] == "once" else f"/{m['per']}")
+
+
+def money_lines(m: dict) -> list[str]:
+    """The money section: what the stranded GPUs cost, the fix to do first, wait and risk costs."""
+    p, s = m["prices"], m.get("stranded")
+    out = []
+    if s:
+        if s["per_day"]:
+            pools = ", ".join(f"{r['pool'] or '-'} {_money(r['per_day'])}" for r in m["pools"] if r["stranded_gpus"])
+            out.append(f"  stranded GPUs cost   {_money(s['per_day'])} ({_money(s['per_hour'])}, {s['stranded_gpus']:g} "
+                       f"GPUs idle and unusable) if nothing changes" + (f"; {pools}" if pools else ""))
+        else:
+            out.append(f"  stranded GPUs        {s['gpu_hours_per_day']:g} GPU-hours/day idle and unusable")
+    for i, f in enumerate(m["fix_first"][:3]):
+        saves = _money(f["saves_per_day"]) if f["saves_per_day"] else f"{f['saves_gpu_hours_per_day']:g} GPU-hours/day"
+        once = _money(f["one_off"]) if f["one_off"] else f"{f['one_off_gpu_hours']:g} GPU-hours"
+        label = "fix first" if i == 0 else "then"
+        out.append(f"  {label:<20} {f['summary']}: saves {saves} for {once} once"
+                   + (f" (pays back in {f['payback_hours']:g} h)" if f["payback_hours"] is not None else "")
+                   + (f"; {f['command']}" if f.get("command") else ""))
+    waits = [w for w in m["pending"] if w["waited_seconds"]]
+    if waits:
+        w = max(waits, key=lambda w: w["delay_gpu_hours"])
+        total = sum(x["delay_gpu_hours"] for x in waits)
+        out.append(f"  pending GPU pods     waited {total:,.1f} GPU-hours in all; longest: {w['pod']} "
+                   f"{w['waited_seconds'] / 3600:.1f} h ({_money(w['delay_cost']) if w['delay_cost'] else 'unpriced'})")
+    risk = sum(f["gpu_hours"] for f in m["findings"])
+    if risk:
+        priced = [f["cost"] for f in m["findings"] if f["cost"]]
+        money = (f" = {_money({**priced[0], 'amount': sum(c['amount'] for c in priced)})}"
+                 if priced and len(priced) == len(m["findings"]) else "")
+        out.append(f"  at risk              {risk:,.1f} GPU-hours{money} of work that a preemption would throw "
+                   f"away (training without checkpoints, pitfall 4)")
+    out.append(f"  price                {p['note']}" + (f": {'; '.join(p['sources'])}" if p["sources"] else ""))
+    return out
 
 
 def pending_title(data: dict) -> str:
@@ -58,6 +100,10 @@ def _print_tables(con, data: dict) -> None:
         con.print("\n[bold]Fragmentation[/]")
         for line in fragmentation_lines(f):
             con.print(line)
+    if s.get("money"):
+        con.print("\n[bold]Money[/]")
+        for line in money_lines(s["money"]):
+            con.print(literal(line), soft_wrap=not con.is_terminal)
     pending = s.get("pending") or []
     if "pending" in s:
         con.print("\n" + pending_title(data))
@@ -130,7 +176,7 @@ def _print_models(con, models: dict) -> None:
 @click.option("--fail-on", type=click.Choice(["warn", "error"]), default=None,
               help="Exit 1 when the audit has a finding at or above this severity.")
 @click.option("--section", "sections", multiple=True,
-              type=click.Choice(["status", "fragmentation", "pending", "defrag", "audit", "models"]),
+              type=click.Choice(["status", "fragmentation", "pending", "defrag", "audit", "models", "money"]),
               help="Only these sections (repeatable; default all).")
 def doctor(source, output, file, fail_on, sections):
     """The whole picture in one report: status, fragmentation, every Pending GPU pod explained,
@@ -156,7 +202,7 @@ def doctor(source, output, file, fail_on, sections):
 
     state = load_state(source)
     scope = namespace_scope(source, state)
-    report = doctor_report(state, only=set(sections) or None, scope=scope)
+    report = doctor_report(state, only=set(sections) or None, scope=scope, prices=load_prices(source))
     data = to_plain(report)
     if output == "html":
         from kubegpu.web.report_html import render_html

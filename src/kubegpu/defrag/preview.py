@@ -30,8 +30,14 @@ class DefragPreview(msgspec.Struct, frozen=True, kw_only=True):
     cost_gpu_hours: float = 0.0
     fits_by_size_before: dict[str, int] = {}
     fits_by_size_after: dict[str, int] = {}
+    stranded_before: float | None = None   # stranded_for_demand GPUs before / after the plan (frag's headline)
+    stranded_after: float | None = None
     message: str = ""
     command: str | None = None
+
+
+def _stranded(frag) -> float | None:
+    return (frag.get("stranded_for_demand") or {}).get("gpus") if isinstance(frag, dict) else None
 
 
 def _largest_pending(state: ClusterState):
@@ -60,5 +66,6 @@ def defrag_preview(state: ClusterState, *, time_limit: float = 5.0) -> DefragPre
                          cost_gpu_hours=plan.total_cost_gpu_hours,
                          fits_by_size_before=dict(plan.before.get("fits_by_size", {})) if plan.before else {},
                          fits_by_size_after=dict(plan.after.get("fits_by_size", {})) if plan.after else {},
+                         stranded_before=_stranded(plan.before), stranded_after=_stranded(plan.after),
                          message=f"not applied: {plan.message}",
                          command=f"kubegpu defrag --for {target}" if plan.feasible else None)

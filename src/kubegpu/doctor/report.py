@@ -16,6 +16,7 @@ import msgspec
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
+from kubegpu.money.prices import PriceBook
 from kubegpu.status import cluster_status
 
 
@@ -104,8 +105,9 @@ OMITTED_WHEN_EMPTY = {"models"}   # sections that only appear when the cluster h
 
 
 def doctor_report(state: ClusterState, *, only: set[str] | None = None,
-                  scope: NamespaceScope = NamespaceScope()) -> DoctorReport:
-    """Run every section's engine over one state and one NodeTable."""
+                  scope: NamespaceScope = NamespaceScope(), prices: PriceBook | None = None) -> DoctorReport:
+    """Run every section's engine over one state and one NodeTable; with `prices`, the money
+    section last (it prices what the sections before it found)."""
     table = NodeTable.from_cluster(state)
     sections: dict[str, Any] = {}
     for key, engine in SECTIONS:
@@ -115,6 +117,11 @@ def doctor_report(state: ClusterState, *, only: set[str] | None = None,
         if value is None and key in OMITTED_WHEN_EMPTY:
             continue
         sections[key] = value
+    if prices is not None and (not only or "money" in only):
+        from kubegpu.money.cluster import cluster_prices
+        from kubegpu.money.report import money_section
+
+        sections["money"] = money_section(state, sections, cluster_prices(state, prices))
     return DoctorReport(source=state.source, server_version=state.server_version, sections=sections,
                         namespace=scope.namespace,
                         pending_phase=phase_counts(state, scope) if "pending" in sections else None)
