@@ -6,7 +6,7 @@ import click
 
 from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import load_prices, load_state, output_option, source_options
-from kubegpu.cli.render import emit, literal, to_plain, write_atomic
+from kubegpu.cli.render import emit, literal, write_atomic
 from kubegpu.cli.scope import namespace_scope
 from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, cluster_placement
 from kubegpu.fragmentation.report import FragReport, frag_report
@@ -14,7 +14,7 @@ from kubegpu.fragmentation.shapes import load_mix
 from kubegpu.model.text import counted
 from kubegpu.money.amount import money_text
 from kubegpu.money.cluster import cluster_prices
-from kubegpu.money.stranded import FragCost, frag_cost
+from kubegpu.money.stranded import FragCost, frag_cost, frag_json
 
 
 def demand_text(report: FragReport) -> str:
@@ -133,4 +133,4 @@ def frag(source, output, mix_file, plot_file):
         if plot_file:
             con.print(f"GPU map written to {plot_file}")
 
-    emit({**to_plain(report), "cost": to_plain(cost)}, output, table)
+    emit(frag_json(report, cost), output, table)

@@ -186,7 +186,7 @@ def read_documents(source: SourceOptions):
 
 def load_prices(source: SourceOptions):
     """The PriceBook in force: --prices FILE, else the demo's price (with --demo), else list prices."""
-    from kubegpu.money.prices import PriceBook, parse_prices, read_prices
+    from kubegpu.money.prices import LIST_PRICES_BOOK, parse_prices, read_prices
 
     if source.prices:
         return read_prices(source.prices)
@@ -194,7 +194,7 @@ def load_prices(source: SourceOptions):
         from kubegpu.sources.demo.prices import DEMO_PRICES_YAML
 
         return parse_prices(DEMO_PRICES_YAML, where="demo prices", origin="demo")
-    return PriceBook(origin="list", prices=())
+    return LIST_PRICES_BOOK
 
 
 def load_state(source: SourceOptions):

@@ -93,6 +93,7 @@ class NodePrice:
 
 
 NO_PRICES = PriceBook(origin="none", prices=())
+LIST_PRICES_BOOK = PriceBook(origin="list", prices=())   # the built-in list prices (no --prices given)
 
 
 def _check_amount(value: float, *, where: str, field: str) -> None:

@@ -36,6 +36,11 @@ def _cost(pool: str | None, gpus: float, prices: ClusterPrices, nodes: list[str]
                         per_day=rate.of(gpus * HOURS_PER_DAY, "day") if rate else None)
 
 
+def frag_json(report: FragReport, cost: FragCost) -> dict:
+    """`kubegpu frag -o json`: the frag report with its `cost` added (the CLI and /api/frag alike)."""
+    return {**msgspec.to_builtins(report), "cost": msgspec.to_builtins(cost)}
+
+
 def frag_cost(report: FragReport, prices: ClusterPrices) -> FragCost:
     """The report's stranded GPUs, per pool and in all, priced at each pool's GPU-hour rate.
 

@@ -122,6 +122,35 @@ def _pending_pods(v: ClusterViews) -> Rows:
             yield (ns, name, blocker_of(r)), 1
 
 
+def _stranded_cost(v: ClusterViews) -> Rows:
+    for row in v.cost.pools:
+        if row.per_hour is not None:
+            yield (row.pool or "(none)", row.per_hour.currency), row.per_hour.amount
+
+
+def _gpu_hour_price(v: ClusterViews) -> Rows:
+    for name, price in sorted(v.prices.by_node.items()):
+        if v.prices.gpus.get(name):
+            yield (name, price.pool or "(none)", price.currency), round(price.per_gpu_hour, 4)
+
+
+def _pending_delay(v: ClusterViews) -> Rows:
+    """GPU-hours the pending GPU pods have waited so far, and their price, per namespace."""
+    from kubegpu.money.waits import pending_costs
+
+    blocked = [r.pod for r in v.pending_gpu if is_blocked(r)]
+    hours: dict[str, float] = {}
+    money: dict[tuple[str, str], float] = {}
+    for w in pending_costs(v.state, blocked, v.prices):
+        ns = w.pod.partition("/")[0]
+        hours[ns] = hours.get(ns, 0.0) + w.delay_gpu_hours
+        if w.delay_cost is not None:
+            key = (ns, w.delay_cost.currency)
+            money[key] = money.get(key, 0.0) + w.delay_cost.amount
+    return [((ns, "gpu_hours"), round(h, 3)) for ns, h in sorted(hours.items())] + \
+        [((ns, cur), round(m, 2)) for (ns, cur), m in sorted(money.items())]
+
+
 MODEL_FAMILIES: list[Family] = [
     Family("kubegpu_node_gpus", "Physical GPUs of a node by state: allocated, free, and stranded (free GPU that "
            "pods of the demand's largest size cannot use: the GPU map of kubegpu frag --plot).",
@@ -157,6 +186,16 @@ MODEL_FAMILIES: list[Family] = [
     Family("kubegpu_audit_findings", "Audit findings by pitfall (1-10) and severity.", ("pitfall", "severity"),
            _audit),
     Family("kubegpu_audit_score", "Audit score (0-100, 100 = no findings).", (), lambda v: [((), v.audit.score)]),
+    Family("kubegpu_stranded_gpus_cost_per_hour", "What the pool's stranded GPUs (frag's stranded_for_demand) cost "
+           "an hour at its GPU-hour price, in `currency` (pools without a price have no series).",
+           ("pool", "currency"), _stranded_cost),
+    Family("kubegpu_stranded_gpu_hours_per_day", "Stranded GPUs of the pool held for a day, in GPU-hours (priced "
+           "or not).", ("pool",), lambda v: [((r.pool or "(none)",), r.gpu_hours_per_day) for r in v.cost.pools]),
+    Family("kubegpu_gpu_hour_price", "The price of one GPU-hour on a node (--prices, the demo's article figure, or "
+           "a built-in list price), in `currency`.", ("node", "pool", "currency"), _gpu_hour_price),
+    Family("kubegpu_pending_gpu_pods_wait", "What the pending GPU pods' waits have cost so far, per namespace: "
+           "GPUs x wait in GPU-hours (unit=\"gpu_hours\") and its price (unit=the currency).",
+           ("namespace", "unit"), _pending_delay),
     Family("kubegpu_nodes", "Nodes in the model, with and without GPUs.", ("gpu",),
            lambda v: [(("true",), v.status.totals.gpu_nodes),
                       (("false",), v.status.totals.nodes - v.status.totals.gpu_nodes)]),
