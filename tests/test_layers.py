@@ -27,6 +27,7 @@ FORBIDDEN = {
     "doctor": {"web", "cli"},
     "models": {"web", "cli", "doctor"},
     "money": {"web", "cli", "doctor"},
+    "sharing": {"web", "cli", "doctor"},
     # the dashboard calls the engines the CLI calls, never the CLI itself (shared JSON text: kubegpu.jsontext)
     "web": {"cli"},
 }

@@ -35,6 +35,7 @@ def json_of(*args):
     ("doctor", ["doctor"]),
     ("why", ["why", "--all"]),
     ("defrag", ["defrag", "--size", "4"]),
+    ("share", ["share"]),
 ])
 def test_command_json_matches_its_schema(command, args, demo):
     validate(command, json_of(*args, "--demo", demo))

@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "snapshot": ("kubegpu.cli.snapshot", "snapshot", "Capture everything kubegpu reads as one v1 List file."),
     "models": ("kubegpu.cli.models", "models", "Model weights on node-local disks: plan, pull, agent, rollout gate."),
     "serve": ("kubegpu.cli.serve", "serve", "Serve the GPU dashboard, the JSON API and Prometheus /metrics."),
+    "share": ("kubegpu.cli.share", "share", "GPU sharing advice: candidates, time-slicing config, predicted effect."),
 }
 
 

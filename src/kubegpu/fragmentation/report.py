@@ -133,7 +133,7 @@ def frag_report(state: PlacementState, mix: ShapeMix, *, source: str = "pods",
     pool_names = np.array(state.pool, dtype=object)
     for name in sorted(set(state.pool)):
         rows = np.flatnonzero(pool_names == name)
-        sub = _subset(state, rows)
+        sub = subset_state(state, rows)
         sub_fits = {str(k): int(v) for k, v in fits_by_size(sub, cpu=cpu).items()}
         pools.append(PoolRow(pool=name, nodes=int(rows.size), gpus=_totals(state, rows), fits_by_size=sub_fits,
                              stranded_for_demand=stranded_for(sub, sizes, cpu),
@@ -153,7 +153,8 @@ def frag_report(state: PlacementState, mix: ShapeMix, *, source: str = "pods",
     )
 
 
-def _subset(state: PlacementState, rows: np.ndarray) -> PlacementState:
+def subset_state(state: PlacementState, rows: np.ndarray) -> PlacementState:
+    """The nodes `rows` of a placement state, as a state of their own (a pool, the unshared nodes)."""
     return PlacementState(names=[state.names[i] for i in rows], cpu_alloc=state.cpu_alloc[rows],
                           cpu_used=state.cpu_alloc[rows] - state.cpu_free[rows], mem_alloc=state.mem_alloc[rows],
                           mem_used=state.mem_alloc[rows] - state.mem_free[rows], dev_total=state.dev_total[rows],
