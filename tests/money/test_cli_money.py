@@ -117,3 +117,42 @@ def test_pending_wait_cost_runs_from_creation_to_the_capture():
         assert w["waited_seconds"] == pytest.approx((captured - since).total_seconds())
         assert w["delay_gpu_hours"] == pytest.approx(w["gpus"] * w["waited_seconds"] / 3600, abs=0.001)
         assert w["delay_cost"]["amount"] == pytest.approx(w["delay_gpu_hours"] * DEMO_GPU_HOUR, rel=0.01, abs=0.01)
+
+
+def test_defrag_plan_cost_against_what_it_frees():
+    data = json_of("defrag", "--demo", "--size", "4")
+    m = data["money"]
+    freed = data["before"]["stranded_for_demand"]["gpus"] - data["after"]["stranded_for_demand"]["gpus"]
+    assert m["one_off_gpu_hours"] == pytest.approx(data["total_cost_gpu_hours"])
+    assert m["one_off"]["amount"] == pytest.approx(data["total_cost_gpu_hours"] * DEMO_GPU_HOUR, abs=0.01)
+    assert m["saves_per_day"]["amount"] == pytest.approx(max(freed, 0) * 24 * DEMO_GPU_HOUR, abs=0.05)
+    assert m["payback_hours"] == pytest.approx(data["total_cost_gpu_hours"] / freed, abs=0.01)
+    assert "money: costs" in run("defrag", "--demo", "--size", "4").stdout
+
+
+def test_why_prices_the_wait_and_each_remedy():
+    reports = json_of("why", "--all", "--demo")
+    captured = datetime.fromisoformat("2026-11-30T12:00:00+00:00")
+    seen = set()
+    for r in reports:
+        m = r["money"]
+        w = m["wait"]
+        since = datetime.fromisoformat(w["since"].replace("Z", "+00:00"))
+        assert w["waited_seconds"] == pytest.approx((captured - since).total_seconds())
+        assert [c["kind"] for c in m["remedies"]] == [x["kind"] for x in r["remedies"]]
+        for c, remedy in zip(m["remedies"], r["remedies"]):
+            d = remedy.get("details", {})
+            assert c["unblocks_gpus"] == w["gpus"]
+            if remedy["kind"] == "move-pods":
+                assert c["one_off"]["amount"] == pytest.approx(d["gpu_hours_lost"] * DEMO_GPU_HOUR, abs=0.01)
+            elif remedy["kind"] == "preempt":
+                lost = sum(v["gpu_hours_lost"] for v in d["victims"])
+                assert c["one_off_gpu_hours"] == pytest.approx(lost, abs=0.001)
+            elif remedy["kind"] == "scale-node-group":
+                assert c["one_off"]["amount"] == d["add_nodes"] * 40 and c["one_off_gpu_hours"] == d["add_nodes"] * 8
+            else:
+                assert c["one_off"] is None
+            seen.add(remedy["kind"])
+    assert {"move-pods", "preempt", "scale-node-group"} <= seen
+    text = run("why", "sft-mixtral-8xptd", "-n", "ml-training", "--demo").stdout
+    assert "GPU-hours of work delayed" in text and "one-off" in text and "CNY" in text

@@ -48,6 +48,26 @@ def rank_fixes(fixes: list[FixValue]) -> list[FixValue]:
     return sorted(fixes, key=key)
 
 
+def _stranded(frag) -> float | None:
+    return (frag.get("stranded_for_demand") or {}).get("gpus") if isinstance(frag, dict) else None
+
+
+def plan_value(plan, prices: ClusterPrices) -> FixValue | None:
+    """A defrag plan's work lost (GPU-hours x price, once) against the stranded GPUs it frees a day."""
+    before, after = _stranded(plan.before), _stranded(plan.after)
+    if not plan.feasible or before is None or after is None:
+        return None
+    freed = max(before - after, 0.0)
+    summary = f"{len(plan.moves)} move(s) free {freed:.2f} stranded GPUs ({before:g} -> {after:g})"
+    return fix_value("defrag", summary, prices=prices, one_off_gpu_hours=plan.total_cost_gpu_hours, frees_gpus=freed)
+
+
+def defrag_json(plan, prices: ClusterPrices) -> dict:
+    """`kubegpu defrag -o json`: the plan with its `money` added (the CLI and /api/defrag alike)."""
+    value = plan_value(plan, prices)
+    return {**msgspec.to_builtins(plan), "money": msgspec.to_builtins(value) if value else None}
+
+
 def defrag_fix(preview, prices: ClusterPrices) -> FixValue | None:
     """The doctor's defrag preview as a fix: its moves' lost work against the stranded GPUs it frees."""
     if not getattr(preview, "feasible", False) or preview.stranded_before is None or preview.stranded_after is None:

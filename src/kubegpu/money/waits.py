@@ -52,33 +52,47 @@ def _gpus(state: ClusterState, pod: Pod) -> float:
     return state.gpu_demand(pod).total_milli / 1000
 
 
-def pending_costs(state: ClusterState, pods: list[str], prices: ClusterPrices) -> list[PendingCost]:
-    """The wait cost of each pod named "ns/name" (pods not found are left out)."""
-    from kubegpu.scheduling.gang import find_gangs, gang_marker
+class WaitCosts:
+    """Prices waits against one state: gangs and rates found once, then one pod at a time (`why --all`
+    streams its reports, so the cost of a pod must not re-scan the cluster)."""
 
-    now = observed_at(state)
-    gangs = find_gangs(state)
-    cluster_rate = prices.rate()
-    out = []
-    for key in pods:
+    def __init__(self, state: ClusterState, prices: ClusterPrices) -> None:
+        from kubegpu.scheduling.gang import find_gangs
+
+        self.state = state
+        self.prices = prices
+        self.now = observed_at(state)
+        self.gangs = find_gangs(state)
+        self.rate = prices.rate()
+
+    def of(self, key: str) -> PendingCost | None:
+        """The wait cost of pod "ns/name" (None when there is no such pod)."""
+        from kubegpu.scheduling.gang import gang_marker
+
+        state, prices = self.state, self.prices
         ns, _, name = key.partition("/")
         pod = state.pod(ns, name)
         if pod is None:
-            continue
+            return None
         since = wait_start(pod)
         start = parse_time(since)
-        waited = max((now - start).total_seconds(), 0.0) if start else None
+        waited = max((self.now - start).total_seconds(), 0.0) if start else None
         hours = (waited or 0.0) / 3600
         gpus = _gpus(state, pod)
         marker = gang_marker(pod)
-        gang = gangs.get(f"{pod.namespace}/{marker[1]}") if marker else None
+        gang = self.gangs.get(f"{pod.namespace}/{marker[1]}") if marker else None
         bound = gang.bound if gang else []
         held = sum(_gpus(state, p) for p in bound)
         held_rate = prices.rate(sorted({p.spec.node_name for p in bound})) if bound else None
-        out.append(PendingCost(
+        return PendingCost(
             pod=key, gpus=gpus, since=since, waited_seconds=round(waited, 1) if waited is not None else None,
             delay_gpu_hours=round(gpus * hours, 3),
-            delay_cost=cluster_rate.of(gpus * hours, "once") if cluster_rate and waited is not None else None,
+            delay_cost=self.rate.of(gpus * hours, "once") if self.rate and waited is not None else None,
             idle_reserved_gpus=held, idle_reserved_gpu_hours=round(held * hours, 3),
-            idle_reserved_cost=held_rate.of(held * hours, "once") if held_rate and waited is not None else None))
-    return out
+            idle_reserved_cost=held_rate.of(held * hours, "once") if held_rate and waited is not None else None)
+
+
+def pending_costs(state: ClusterState, pods: list[str], prices: ClusterPrices) -> list[PendingCost]:
+    """The wait cost of each pod named "ns/name" (pods not found are left out)."""
+    costs = WaitCosts(state, prices)
+    return [c for c in (costs.of(key) for key in pods) if c is not None]

@@ -21,6 +21,8 @@ from kubegpu.model.nodetable import NodeTable
 from kubegpu.money.cluster import cluster_prices
 from kubegpu.money.prices import LIST_PRICES_BOOK, PriceBook
 from kubegpu.money.stranded import frag_cost, frag_json
+from kubegpu.money.waits import WaitCosts
+from kubegpu.money.why import why_json
 
 # The blocker class of a pending pod: the filter that rejects most nodes, or these.
 GANG_BLOCKER = "Gang"
@@ -80,6 +82,7 @@ class ClusterViews:
         self.pending_gpu = [r for r in self.why if self._wants_gpu(r.pod)]
         self.prices = cluster_prices(state, prices)                                    # --prices
         self.cost = frag_cost(self.frag, self.prices)                                  # frag's cost
+        self.wait_costs = WaitCosts(state, self.prices)                                # why's money
         self._lock = threading.Lock()
         self._cache: dict[tuple, Any] = {}
 
@@ -102,7 +105,8 @@ class ClusterViews:
 
     # ---- JSON bodies, exactly as the CLI's -o json ---------------------------------------------
     def json(self, name: str) -> bytes:
-        data = {"status": lambda: self.status, "frag": lambda: frag_json(self.frag, self.cost), "why": lambda: self.why,
+        data = {"status": lambda: self.status, "frag": lambda: frag_json(self.frag, self.cost),
+                "why": lambda: [why_json(r, self.wait_costs) for r in self.why],
                 "audit": lambda: self.audit}[name]
         return self.cached(("json", name), lambda: json_bytes(data()))
 
