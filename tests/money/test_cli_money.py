@@ -156,3 +156,18 @@ def test_why_prices_the_wait_and_each_remedy():
     assert {"move-pods", "preempt", "scale-node-group"} <= seen
     text = run("why", "sft-mixtral-8xptd", "-n", "ml-training", "--demo").stdout
     assert "GPU-hours of work delayed" in text and "one-off" in text and "CNY" in text
+
+
+def test_audit_prices_work_at_risk_without_checkpoints(tmp_path):
+    from tests.sharing.cluster import three_node_pool
+
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("prices: [{gpuModel: NVIDIA-A100-SXM4-40GB, perGpuHour: 2, currency: USD, source: test}]\n")
+    data = json_of("audit", "--snapshot", snapshot(tmp_path, three_node_pool()), "--prices", str(prices))
+    costs = {c["object"]: c for c in data["costs"]}
+    flagged = {f["object"] for f in data["findings"] if f["id"] == "KG-403"}
+    # priced: the flagged workloads with running pods (the pending wait-0/1 have done no work yet)
+    assert set(costs) == {"Job/ml/train-a", "Job/ml/train-b"} and set(costs) <= flagged
+    # 4 GPUs running since 10:00, captured at 12:00: 8 GPU-hours lost to a preemption now
+    assert costs["Job/ml/train-a"]["gpu_hours"] == 8
+    assert costs["Job/ml/train-a"]["cost"] == {"amount": 16.0, "currency": "USD", "per": "once", "source": "test"}

@@ -53,6 +53,11 @@ def checkpoint_risk(state: ClusterState, obj: str, prices: ClusterPrices) -> Fin
                        gpu_hours=round(hours, 2), cost=rate.of(hours, "once") if rate else None)
 
 
+def audit_json(report, state: ClusterState, prices: ClusterPrices) -> dict:
+    """`kubegpu audit -o json`: the report with `costs` added, one per finding that has a price."""
+    return {**msgspec.to_builtins(report), "costs": msgspec.to_builtins(finding_costs(state, report.findings, prices))}
+
+
 def finding_costs(state: ClusterState, findings: list, prices: ClusterPrices) -> list[FindingCost]:
     """A price for each finding that has one (findings as the audit's structs or plain dicts)."""
     out = []

@@ -20,6 +20,7 @@ from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
 from kubegpu.money.cluster import cluster_prices
 from kubegpu.money.prices import LIST_PRICES_BOOK, PriceBook
+from kubegpu.money.findings import audit_json
 from kubegpu.money.stranded import frag_cost, frag_json
 from kubegpu.money.waits import WaitCosts
 from kubegpu.money.why import why_json
@@ -107,7 +108,7 @@ class ClusterViews:
     def json(self, name: str) -> bytes:
         data = {"status": lambda: self.status, "frag": lambda: frag_json(self.frag, self.cost),
                 "why": lambda: [why_json(r, self.wait_costs) for r in self.why],
-                "audit": lambda: self.audit}[name]
+                "audit": lambda: audit_json(self.audit, self.state, self.prices)}[name]
         return self.cached(("json", name), lambda: json_bytes(data()))
 
     def why_pod(self, namespace: str, name: str):
