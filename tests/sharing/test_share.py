@@ -79,3 +79,16 @@ def test_table_names_risks_and_config(tmp_path):
 def test_bad_arguments_are_one_line_exit_2(args):
     r = run("share", "--demo", *args)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_doctor_ranks_sharing_among_its_fixes(tmp_path):
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("prices: [{pool: inf, perGpuHour: 3, currency: EUR}]\n")
+    r = run("doctor", "--snapshot", snapshot(tmp_path, three_node_pool()), "--prices", str(prices), "-o", "json")
+    assert r.returncode == 0, r.stderr
+    fixes = json.loads(r.stdout)["sections"]["money"]["fix_first"]
+    share = next(f for f in fixes if f["kind"] == "share")
+    assert share["saves_gpu_hours_per_day"] == 48 and share["saves_per_day"]["amount"] == 144.0
+    assert share["one_off_gpu_hours"] == 0 and share["command"] == "kubegpu share"
+    saved = [f["saves_per_day"]["amount"] for f in fixes]
+    assert saved == sorted(saved, reverse=True)

@@ -104,6 +104,17 @@ SECTIONS: list[tuple[str, Engine]] = [
 OMITTED_WHEN_EMPTY = {"models"}   # sections that only appear when the cluster has their objects
 
 
+def _share_fixes(state: ClusterState, prices, scope: NamespaceScope) -> list:
+    """GPU sharing as a fix (kubegpu share's prediction for the cluster), when it frees GPUs."""
+    from kubegpu.sharing.candidates import audit_thresholds, default_replicas
+    from kubegpu.sharing.report import share_fix, share_report
+
+    report = share_report(state, prices, pool=None, replicas=default_replicas(), limits=audit_thresholds(),
+                          scope=scope)
+    fix = share_fix(report, prices)
+    return [fix] if fix is not None else []
+
+
 def doctor_report(state: ClusterState, *, only: set[str] | None = None,
                   scope: NamespaceScope = NamespaceScope(), prices: PriceBook | None = None) -> DoctorReport:
     """Run every section's engine over one state and one NodeTable; with `prices`, the money
@@ -121,7 +132,8 @@ def doctor_report(state: ClusterState, *, only: set[str] | None = None,
         from kubegpu.money.cluster import cluster_prices
         from kubegpu.money.report import money_section
 
-        sections["money"] = money_section(state, sections, cluster_prices(state, prices))
+        priced = cluster_prices(state, prices)
+        sections["money"] = money_section(state, sections, priced, extra_fixes=_share_fixes(state, priced, scope))
     return DoctorReport(source=state.source, server_version=state.server_version, sections=sections,
                         namespace=scope.namespace,
                         pending_phase=phase_counts(state, scope) if "pending" in sections else None)

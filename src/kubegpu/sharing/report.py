@@ -12,6 +12,7 @@ from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.pools import node_pool
 from kubegpu.money.amount import HOURS_PER_DAY, Money
 from kubegpu.money.cluster import ClusterPrices, PricesUsed
+from kubegpu.money.fixes import FixValue, fix_value
 from kubegpu.sharing.candidates import Thresholds, pod_class, sharing_candidates
 from kubegpu.sharing.config import (apply_steps, config_key, configmap, manifest_yaml, sharing_config,
                                     validate_config)
@@ -112,6 +113,19 @@ def _alternatives(state: ClusterState, nodes: list[str], replicas: int) -> list[
                                "MIG-capable; the GPU Operator's MIG manager partitions them when the nodes are "
                                f"labelled nvidia.com/mig.config={profile} (up to 7 slices per GPU)"))
     return out
+
+
+def share_fix(report: ShareReport, prices: ClusterPrices) -> FixValue | None:
+    """The sharing advice as a fix for the doctor's list: the whole GPUs it frees, when it frees any
+    and every pod still fits (restarting inference replicas throws no training work away)."""
+    p = report.prediction
+    if p is None or p.gpus_freed <= 0 or p.displaced_not_placed or p.candidates_not_placed:
+        return None
+    where = f"pool {report.pool}" if report.pool else "the cluster"
+    summary = (f"share: time-slice {len(p.shared_nodes)} node(s) of {where} x{report.replicas} for "
+               f"{p.candidates_placed} inference pods; frees {p.gpus_freed:g} whole GPUs")
+    return fix_value("share", summary, prices=prices, frees_gpus=p.gpus_freed, command="kubegpu share"
+                     + (f" --pool {report.pool}" if report.pool else ""))
 
 
 def share_report(state: ClusterState, prices: ClusterPrices, *, pool: str | None, replicas: int,
