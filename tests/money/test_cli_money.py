@@ -171,3 +171,11 @@ def test_audit_prices_work_at_risk_without_checkpoints(tmp_path):
     # 4 GPUs running since 10:00, captured at 12:00: 8 GPU-hours lost to a preemption now
     assert costs["Job/ml/train-a"]["gpu_hours"] == 8
     assert costs["Job/ml/train-a"]["cost"] == {"amount": 16.0, "currency": "USD", "per": "once", "source": "test"}
+
+
+def test_doctor_html_carries_the_money(tmp_path):
+    out = tmp_path / "report.html"
+    r = run("doctor", "--demo", "-o", "html", "--file", str(out))
+    assert r.returncode == 0, r.stderr
+    page = out.read_text()
+    assert "<h2>Money</h2>" in page and "CNY/day" in page and "fix first" in page
