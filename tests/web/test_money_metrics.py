@@ -21,8 +21,8 @@ def test_stranded_cost_per_pool_is_frag_cost_with_its_currency(client, metrics):
     expected = {(p["pool"], p["per_hour"]["currency"]): p["per_hour"]["amount"] for p in cost["pools"] if p["per_hour"]}
     assert series == expected and series                # the demo is priced (CNY, the article's figure)
     assert {c for _, c in series} == {"CNY"}
-    hours = {s.labels["pool"]: s.value for s in metrics["kubegpu_stranded_gpu_hours_per_day"]}
-    assert hours == {p["pool"]: p["gpu_hours_per_day"] for p in cost["pools"]}
+    gpus = {s.labels["pool"]: s.value for s in metrics["kubegpu_pool_stranded_for_demand_gpus"]}
+    assert gpus == {p["pool"]: p["stranded_gpus"] for p in cost["pools"]}
 
 
 def test_gpu_hour_price_per_node(metrics):
@@ -31,10 +31,9 @@ def test_gpu_hour_price_per_node(metrics):
 
 
 def test_pending_wait_series(client, metrics):
-    waits = metrics["kubegpu_pending_gpu_pods_wait"]
-    by = {(s.labels["namespace"], s.labels["unit"]): s.value for s in waits}
-    hours = {ns: v for (ns, unit), v in by.items() if unit == "gpu_hours"}
-    money = {ns: v for (ns, unit), v in by.items() if unit == "CNY"}
-    assert hours and set(money) == set(hours)
-    for ns, h in hours.items():
-        assert money[ns] == pytest.approx(h * 5.0, abs=0.05)
+    seconds = {s.labels["namespace"]: s.value for s in metrics["kubegpu_pending_gpu_pods_waited_gpu_seconds"]}
+    money = {s.labels["namespace"]: s.value for s in metrics["kubegpu_pending_gpu_pods_wait_cost"]
+             if s.labels["currency"] == "CNY"}
+    assert seconds and set(money) == set(seconds)
+    for ns, s in seconds.items():
+        assert money[ns] == pytest.approx(s / 3600 * 5.0, abs=0.05)     # 5 CNY per GPU-hour

@@ -134,21 +134,28 @@ def _gpu_hour_price(v: ClusterViews) -> Rows:
             yield (name, price.pool or "(none)", price.currency), round(price.per_gpu_hour, 4)
 
 
-def _pending_delay(v: ClusterViews) -> Rows:
-    """GPU-hours the pending GPU pods have waited so far, and their price, per namespace."""
+def _pending_waits(v: ClusterViews) -> list:
     from kubegpu.money.waits import pending_costs
 
-    blocked = [r.pod for r in v.pending_gpu if is_blocked(r)]
-    hours: dict[str, float] = {}
-    money: dict[tuple[str, str], float] = {}
-    for w in pending_costs(v.state, blocked, v.prices):
+    return v.cached(("pending-waits",), lambda: pending_costs(
+        v.state, [r.pod for r in v.pending_gpu if is_blocked(r)], v.prices))
+
+
+def _pending_delay_seconds(v: ClusterViews) -> Rows:
+    seconds: dict[str, float] = {}
+    for w in _pending_waits(v):
         ns = w.pod.partition("/")[0]
-        hours[ns] = hours.get(ns, 0.0) + w.delay_gpu_hours
+        seconds[ns] = seconds.get(ns, 0.0) + w.gpus * (w.waited_seconds or 0.0)
+    return [((ns,), round(s, 1)) for ns, s in sorted(seconds.items())]
+
+
+def _pending_delay_cost(v: ClusterViews) -> Rows:
+    money: dict[tuple[str, str], float] = {}
+    for w in _pending_waits(v):
         if w.delay_cost is not None:
-            key = (ns, w.delay_cost.currency)
+            key = (w.pod.partition("/")[0], w.delay_cost.currency)
             money[key] = money.get(key, 0.0) + w.delay_cost.amount
-    return [((ns, "gpu_hours"), round(h, 3)) for ns, h in sorted(hours.items())] + \
-        [((ns, cur), round(m, 2)) for (ns, cur), m in sorted(money.items())]
+    return [(key, round(m, 2)) for key, m in sorted(money.items())]
 
 
 MODEL_FAMILIES: list[Family] = [
@@ -189,13 +196,16 @@ MODEL_FAMILIES: list[Family] = [
     Family("kubegpu_stranded_gpus_cost_per_hour", "What the pool's stranded GPUs (frag's stranded_for_demand) cost "
            "an hour at its GPU-hour price, in `currency` (pools without a price have no series).",
            ("pool", "currency"), _stranded_cost),
-    Family("kubegpu_stranded_gpu_hours_per_day", "Stranded GPUs of the pool held for a day, in GPU-hours (priced "
-           "or not).", ("pool",), lambda v: [((r.pool or "(none)",), r.gpu_hours_per_day) for r in v.cost.pools]),
+    Family("kubegpu_pool_stranded_for_demand_gpus", "Free GPUs of the pool that the cluster's own GPU pods cannot "
+           "use (frag's stranded_for_demand per pool; priced or not).", ("pool",),
+           lambda v: [((r.pool or "(none)",), r.stranded_gpus) for r in v.cost.pools]),
     Family("kubegpu_gpu_hour_price", "The price of one GPU-hour on a node (--prices, the demo's article figure, or "
            "a built-in list price), in `currency`.", ("node", "pool", "currency"), _gpu_hour_price),
-    Family("kubegpu_pending_gpu_pods_wait", "What the pending GPU pods' waits have cost so far, per namespace: "
-           "GPUs x wait in GPU-hours (unit=\"gpu_hours\") and its price (unit=the currency).",
-           ("namespace", "unit"), _pending_delay),
+    Family("kubegpu_pending_gpu_pods_waited_gpu_seconds", "GPUs x wait so far of the pending GPU pods, per "
+           "namespace (the GPU time their waits delayed).", ("namespace",), _pending_delay_seconds),
+    Family("kubegpu_pending_gpu_pods_wait_cost", "What the pending GPU pods' waits have cost so far (their "
+           "GPU time at the GPU-hour price), per namespace, in `currency`.", ("namespace", "currency"),
+           _pending_delay_cost),
     Family("kubegpu_nodes", "Nodes in the model, with and without GPUs.", ("gpu",),
            lambda v: [(("true",), v.status.totals.gpu_nodes),
                       (("false",), v.status.totals.nodes - v.status.totals.gpu_nodes)]),
