@@ -128,7 +128,8 @@ def frag(source, output, mix_file, plot_file):
         cols, rows = frag_table_rows(report, wide=output == "wide")
         show(con, cols, rows, wide=output == "wide")
         con.print()
-        for line in headline_lines(report) + cost_lines(cost):
+        lines = headline_lines(report)
+        for line in lines[:-1] + cost_lines(cost) + lines[-1:]:     # the FGD measure stays last
             con.print(literal(line), soft_wrap=not con.is_terminal)
         if plot_file:
             con.print(f"GPU map written to {plot_file}")

@@ -25,7 +25,7 @@ def wait_line(w) -> str | None:
     """How long the pod has waited and what that cost (GPU-hours without a price)."""
     if w is None or w.waited_seconds is None:
         return None
-    line = f"waited {w.waited_seconds / 3600:.1f} h: {w.delay_gpu_hours:g} GPU-hours of work delayed"
+    line = f"waited {round(w.waited_seconds / 3600, 1):g} h: {w.delay_gpu_hours:g} GPU-hours of work delayed"
     line += f" ({_money(w.delay_cost)})" if w.delay_cost else ""
     if w.idle_reserved_gpus:
         line += (f"; its gang holds {w.idle_reserved_gpus:g} GPUs idle meanwhile: {w.idle_reserved_gpu_hours:g} "

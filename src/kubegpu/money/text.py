@@ -32,14 +32,15 @@ def money_lines(m: dict) -> list[str]:
     if waits:
         w = max(waits, key=lambda w: w["delay_gpu_hours"])
         total = sum(x["delay_gpu_hours"] for x in waits)
-        out.append(f"  pending GPU pods     waited {total:,.1f} GPU-hours in all; most: {w['pod']} "
-                   f"{w['waited_seconds'] / 3600:.1f} h ({_money(w['delay_cost']) if w['delay_cost'] else 'unpriced'})")
+        out.append(f"  pending GPU pods     waited {round(total, 1):,g} GPU-hours in all; most: {w['pod']} "
+                   f"{round(w['waited_seconds'] / 3600, 1):g} h "
+                   f"({_money(w['delay_cost']) if w['delay_cost'] else 'unpriced'})")
     risk = sum(f["gpu_hours"] for f in m["findings"])
     if risk:
         priced = [f["cost"] for f in m["findings"] if f["cost"]]
         money = (f" = {_money({**priced[0], 'amount': sum(c['amount'] for c in priced)})}"
                  if priced and len(priced) == len(m["findings"]) else "")
-        out.append(f"  at risk              {risk:,.1f} GPU-hours{money} of work that a preemption would throw "
+        out.append(f"  at risk              {round(risk, 1):,g} GPU-hours{money} of work that a preemption would throw "
                    f"away (training without checkpoints, pitfall 4)")
     out.append(f"  price                {p['note']}" + (f": {'; '.join(p['sources'])}" if p["sources"] else ""))
     return out
