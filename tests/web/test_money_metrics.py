@@ -37,3 +37,10 @@ def test_pending_wait_series(client, metrics):
     assert seconds and set(money) == set(seconds)
     for ns, s in seconds.items():
         assert money[ns] == pytest.approx(s / 3600 * 5.0, abs=0.05)     # 5 CNY per GPU-hour
+
+
+def test_overview_page_shows_what_the_stranded_gpus_cost_a_day(client):
+    cost = client.get("/api/frag").json()["cost"]["stranded"]["per_day"]
+    page = client.get("/").text
+    assert f"{cost['amount']:.2f} {cost['currency']}" in page and "a day for the stranded GPUs (demo price)" in page
+    assert "article" in page          # the tile's title names the price's source
