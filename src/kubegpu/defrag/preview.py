@@ -11,6 +11,7 @@ import msgspec
 from kubegpu.defrag.plan import Goal
 from kubegpu.defrag.planner import plan_defrag
 from kubegpu.errors import KubegpuError
+from kubegpu.fragmentation.report import stranded_of
 from kubegpu.model.cluster import ClusterState
 
 
@@ -34,10 +35,6 @@ class DefragPreview(msgspec.Struct, frozen=True, kw_only=True):
     stranded_after: float | None = None
     message: str = ""
     command: str | None = None
-
-
-def _stranded(frag) -> float | None:
-    return (frag.get("stranded_for_demand") or {}).get("gpus") if isinstance(frag, dict) else None
 
 
 def _largest_pending(state: ClusterState):
@@ -66,6 +63,6 @@ def defrag_preview(state: ClusterState, *, time_limit: float = 5.0) -> DefragPre
                          cost_gpu_hours=plan.total_cost_gpu_hours,
                          fits_by_size_before=dict(plan.before.get("fits_by_size", {})) if plan.before else {},
                          fits_by_size_after=dict(plan.after.get("fits_by_size", {})) if plan.after else {},
-                         stranded_before=_stranded(plan.before), stranded_after=_stranded(plan.after),
+                         stranded_before=stranded_of(plan.before), stranded_after=stranded_of(plan.after),
                          message=f"not applied: {plan.message}",
                          command=f"kubegpu defrag --for {target}" if plan.feasible else None)

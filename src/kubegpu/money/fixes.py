@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
+from kubegpu.fragmentation.report import stranded_of
 from kubegpu.money.amount import HOURS_PER_DAY, Money
 from kubegpu.money.cluster import ClusterPrices
 
@@ -48,13 +49,9 @@ def rank_fixes(fixes: list[FixValue]) -> list[FixValue]:
     return sorted(fixes, key=key)
 
 
-def _stranded(frag) -> float | None:
-    return (frag.get("stranded_for_demand") or {}).get("gpus") if isinstance(frag, dict) else None
-
-
 def plan_value(plan, prices: ClusterPrices) -> FixValue | None:
     """A defrag plan's work lost (GPU-hours x price, once) against the stranded GPUs it frees a day."""
-    before, after = _stranded(plan.before), _stranded(plan.after)
+    before, after = stranded_of(plan.before), stranded_of(plan.after)
     if not plan.feasible or before is None or after is None:
         return None
     freed = max(before - after, 0.0)
