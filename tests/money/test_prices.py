@@ -1,5 +1,7 @@
 """The prices file: what matches a node, reserved capacity billed as simulate bills it, bad input."""
 
+from pathlib import Path
+
 import pytest
 
 from kubegpu.errors import InputError
@@ -82,3 +84,20 @@ def test_bad_prices_name_the_file_and_field(text, field):
 def test_not_one_document():
     with pytest.raises(InputError, match="one YAML document"):
         book("prices: []\n---\nprices: []\n")
+
+
+COST_FACTS = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "cost-facts.md"
+
+
+@pytest.mark.skipif(not COST_FACTS.is_file(), reason="../shared/reference/cost-facts.md not present")
+def test_every_list_price_is_in_the_cost_facts_with_its_source():
+    from kubegpu.money.list_prices import LIST_PRICES
+
+    text = COST_FACTS.read_text()
+    for p in LIST_PRICES:
+        row = next((line for line in text.splitlines() if p.instance_type in line and "|" in line), None)
+        assert row is not None, p.instance_type
+        per_gpu = p.per_hour / p.gpus
+        figures = {f"{p.per_hour:g}", f"{p.per_hour:.2f}", f"{per_gpu:.4f}".rstrip("0"), f"{per_gpu:.3f}"}
+        assert any(f in row for f in figures), (p.instance_type, row)
+        assert p.currency == "USD" and "$" in row
