@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import msgspec
 
@@ -55,8 +56,16 @@ class ClusterPrices:
         sources = "; ".join(dict.fromkeys(p.source for p in prices))
         return Rate(per_gpu_hour=total / gpus, currency=prices[0].currency, source=sources)
 
+    @cached_property
+    def _by_pool(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for node, pool in self.pools.items():
+            out.setdefault(pool, []).append(node)
+        return out
+
     def pool_nodes(self, pool: str) -> list[str]:
-        return [n for n, p in self.pools.items() if p == pool]
+        """The nodes of `pool` (an index built once: `why --all` asks per remedy)."""
+        return self._by_pool.get(pool, [])
 
     def used(self) -> PricesUsed:
         gpu_nodes = [n for n, g in self.gpus.items() if g]

@@ -63,7 +63,7 @@ def why_money(report, costs: WaitCosts) -> WhyMoney:
     prices = costs.prices
     wait = costs.of(report.pod) if not report.schedulable else None
     gpus = wait.gpus if wait else 0.0
-    rate = prices.rate()
+    rate = costs.rate
     out = []
     for i, r in enumerate(report.remedies):
         details = r.details if isinstance(r.details, dict) else {}
