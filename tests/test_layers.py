@@ -28,6 +28,8 @@ FORBIDDEN = {
     "status": {"web", "cli", "doctor"},
     "doctor": {"web", "cli"},
     "models": {"web", "cli", "doctor"},
+    "money": {"web", "cli", "doctor"},
+    "sharing": {"web", "cli", "doctor"},
     # the dashboard calls the engines the CLI calls, never the CLI itself (shared JSON text: kubegpu.jsontext)
     "web": {"cli"},
     # the extender is a face like the dashboard: engines and web pieces, never the CLI

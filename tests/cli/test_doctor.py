@@ -16,7 +16,7 @@ def test_demo_report_has_every_section():
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     s = data["sections"]
-    assert list(s) == ["status", "fragmentation", "pending", "defrag", "audit"]
+    assert list(s) == ["status", "fragmentation", "pending", "defrag", "audit", "money"]
     assert s["status"]["totals"]["gpus"] == {"total": 80, "allocated": 70, "free": 10}
     assert s["fragmentation"]["fits_by_size"] == {"1": 10, "2": 0, "4": 0, "8": 0}
     assert len({p["pod"] for p in s["pending"]}) == 6 and all(p["first_remedy"] for p in s["pending"])
@@ -71,7 +71,7 @@ def test_models_section_when_the_snapshot_has_a_model_cache(tmp_path):
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     models = data["sections"]["models"]
-    assert list(data["sections"])[-1] == "models"
+    assert list(data["sections"])[-2:] == ["models", "money"]   # money prices what the others found, last
     assert models["summary"] == {"caches": 1, "ready": 0, "invalid": 0}    # readiness asks 3 copies, 1 is verified
     row = models["caches"][0]
     assert row["model"] == "llama-3-8b" and row["version"] == version

@@ -36,6 +36,7 @@ def json_of(*args):
     ("why", ["why", "--all"]),
     ("defrag", ["defrag", "--size", "4"]),
     ("rebalance", ["rebalance", "--once"]),
+    ("share", ["share"]),
 ])
 def test_command_json_matches_its_schema(command, args, demo):
     validate(command, json_of(*args, "--demo", demo))

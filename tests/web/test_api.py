@@ -132,13 +132,13 @@ def test_readyz_is_not_ready_before_data():
 def test_serve_with_namespace_is_every_command_with_that_namespace():
     from starlette.testclient import TestClient
 
-    from kubegpu.cli.options import SourceOptions, load_state
+    from kubegpu.cli.options import SourceOptions, load_prices, load_state
     from kubegpu.web.app import create_app
     from kubegpu.web.store import ModelStore
 
     source = SourceOptions(demo="pitfalls", snapshots=(), kubeconfig=None, context=None, namespace="ml-research",
                            all_namespaces=False, k8s_version=None)
-    store = ModelStore(namespace="ml-research")
+    store = ModelStore(namespace="ml-research", prices=load_prices(source))
     store.install(load_state(source))
     client = TestClient(create_app(store))
     body = client.get("/api/why").text

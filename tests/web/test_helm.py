@@ -33,11 +33,19 @@ def example_path(case: Path) -> Path:
     return EXAMPLES / case.name.replace("-values.yaml", ".yaml")
 
 
+class _ExampleDumper(yaml.SafeDumper):
+    """Multi-line strings (ConfigMap data such as the Grafana dashboard) as literal blocks, as one writes them."""
+
+
+_ExampleDumper.add_representer(str, lambda d, v: d.represent_scalar("tag:yaml.org,2002:str", v,
+                                                                     style="|" if "\n" in v else None))
+
+
 def render_example(case: Path) -> str:
     docs = manifests(CHART, case_values(case))
     return (f"# Rendered from deploy/helm/kubegpu with ci/{case.name} (release kubegpu, namespace kubegpu).\n"
             "# Regenerate with tests/web/test_helm.py::render_example (no helm binary is used).\n"
-            + yaml.safe_dump_all(docs, sort_keys=False, width=120))
+            + yaml.dump_all(docs, Dumper=_ExampleDumper, sort_keys=False, width=120))
 
 
 def test_yamllint_on_chart_files():

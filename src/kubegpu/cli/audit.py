@@ -35,7 +35,13 @@ def _list_checks(output: str, selected) -> None:
     emit(None, "table", table)
 
 
-def _table(report, wide: bool):
+def _cost_text(cost: dict) -> str:
+    m = cost["cost"]
+    money = f" = {m['amount']:,.2f} {m['currency']}" if m else ""
+    return f"{cost['gpu_hours']:,.1f} GPU-hours{money}: {cost['what']}"
+
+
+def _table(report, wide: bool, costs: list[dict] = ()):
     from kubegpu.audit.catalog import PITFALLS
 
     def draw(con):
@@ -47,6 +53,9 @@ def _table(report, wide: bool):
         from kubegpu.cli.columns import print_table, table_width
 
         width = table_width(con, True) if not con.is_terminal else con.width
+        priced: dict[tuple[str, str], list[dict]] = {}
+        for c in costs:
+            priced.setdefault((c["id"], c["object"]), []).append(c)
         groups: dict[int, list] = {}
         for f in report.findings:
             groups.setdefault(f.pitfall, []).append(f)
@@ -60,6 +69,7 @@ def _table(report, wide: bool):
             for f in findings:
                 scope = " (cluster-scoped)" if report.namespace and f.scope == "cluster" else ""
                 lines = [Text.assemble((strip_controls(f.object), "bold"), scope, f"  {strip_controls(f.message)}")]
+                lines += [Text("cost: " + strip_controls(_cost_text(c))) for c in priced.get((f.id, f.object), [])]
                 if wide:
                     lines.append(Text(f"fix: {strip_controls(f.remediation)}"))
                     lines += [Text(strip_controls(e)) for e in f.evidence]
@@ -139,6 +149,11 @@ def audit(source, output, config_path, fail_on, checks, list_checks):
 
         emit_text(to_junit(report, fail_on=threshold or Severity.WARN))
     else:
-        emit(report, output, _table(report, wide=output == "wide"))
+        from kubegpu.cli.options import load_prices
+        from kubegpu.money.cluster import cluster_prices
+        from kubegpu.money.findings import audit_json
+
+        data = audit_json(report, state, cluster_prices(state, load_prices(source)))
+        emit(data, output, _table(report, wide=output == "wide", costs=data["costs"]))
     if threshold is not None and report.failing(threshold):
         raise click.exceptions.Exit(1)

@@ -8,12 +8,14 @@ import click
 import msgspec
 from rich.table import Table
 
-from kubegpu.cli.options import load_state, output_option, source_options
+from kubegpu.cli.options import load_prices, load_state, output_option, source_options
 from kubegpu.cli.render import dump_json, emit, to_plain, write_atomic
 from kubegpu.cli.render import literal
 from kubegpu.defrag import Goal, Plan, after_state, plan_defrag
 from kubegpu.defrag.scope import namespace_policy, plan_in_namespace
 from kubegpu.errors import UsageError
+from kubegpu.money.cluster import cluster_prices
+from kubegpu.money.fixes import defrag_json
 
 
 def headline(plan: Plan) -> str:
@@ -49,7 +51,19 @@ def stay_groups(stay) -> list[tuple[str, int, float, list[str]]]:
     return sorted(((r, n, gpus, names) for r, (n, gpus, names) in groups.items()), key=lambda x: (-x[2], x[0]))
 
 
-def plan_table(con, plan: Plan, *, wide: bool, applying: bool = False) -> None:
+def money_line(value: dict) -> str:
+    """The plan's one-off cost against what its freed GPUs are worth a day."""
+    def fmt(m: dict | None, hours: float, unit: str) -> str:
+        return f"{m['amount']:,.2f} {m['currency']}" if m else f"{hours:g} {unit}"
+    line = (f"money: costs {fmt(value['one_off'], value['one_off_gpu_hours'], 'GPU-hours')} once (work lost); "
+            f"frees GPUs worth {fmt(value['saves_per_day'], value['saves_gpu_hours_per_day'], 'GPU-hours')}/day")
+    if value["payback_hours"] is not None:
+        line += f"; pays back in {value['payback_hours']:g} h"
+    source = (value["one_off"] or {}).get("source")
+    return line + (f" (price: {source})" if source else " (no price: GPU-hours)")
+
+
+def plan_table(con, plan: Plan, *, wide: bool, applying: bool = False, money: dict | None = None) -> None:
     con.print(f"[bold]{literal(headline(plan))}[/]")
     if plan.moves:
         t = Table(box=None, pad_edge=False, header_style="bold")
@@ -71,6 +85,8 @@ def plan_table(con, plan: Plan, *, wide: bool, applying: bool = False) -> None:
     if plan.before and plan.after:
         b, a = plan.before["fits_by_size"], plan.after["fits_by_size"]
         con.print("fits_by_size before -> after: " + ", ".join(f"{k}-GPU {b[k]}->{a[k]}" for k in b))
+    if money and plan.moves:
+        con.print(literal(money_line(money)), soft_wrap=not con.is_terminal)
     stay = [s for s in plan.pods if not s.movable and (wide or s.gpus)]
     if stay and wide:
         t = Table(box=None, pad_edge=False, header_style="bold", title="pods that stay", title_justify="left")
@@ -208,7 +224,8 @@ def defrag(source, output, for_pod, size, count, empty, max_moves, max_cost, all
         write_atomic(write_after, dump_json(_state_list(after_state(state, plan))).encode())
     view = plan_in_namespace(plan, source.namespace)
     if not do_apply or not plan.feasible or not plan.moves:
-        emit(view, output, lambda con: plan_table(con, view, wide=output == "wide"))
+        data = defrag_json(view, cluster_prices(state, load_prices(source)))
+        emit(data, output, lambda con: plan_table(con, view, wide=output == "wide", money=data["money"]))
         if not plan.feasible:
             raise click.exceptions.Exit(1)
         return

@@ -7,10 +7,11 @@ import sys
 import click
 
 from kubegpu.cli.columns import Col, show
-from kubegpu.cli.options import file_option, load_state, output_option, source_options
+from kubegpu.cli.options import file_option, load_prices, load_state, output_option, source_options
 from kubegpu.cli.render import emit, emit_text, literal, to_plain
 from kubegpu.cli.scope import namespace_scope
 from kubegpu.model.text import counted
+from kubegpu.money.text import money_lines
 
 _SEVERITY_STYLE = {"error": "bold red", "warn": "yellow", "info": "dim"}
 _ORDER = {"error": 0, "warn": 1, "info": 2}
@@ -58,6 +59,10 @@ def _print_tables(con, data: dict) -> None:
         con.print("\n[bold]Fragmentation[/]")
         for line in fragmentation_lines(f):
             con.print(line)
+    if s.get("money"):
+        con.print("\n[bold]Money[/]")
+        for line in money_lines(s["money"]):
+            con.print(literal(line), soft_wrap=not con.is_terminal)
     pending = s.get("pending") or []
     if "pending" in s:
         con.print("\n" + pending_title(data))
@@ -130,7 +135,7 @@ def _print_models(con, models: dict) -> None:
 @click.option("--fail-on", type=click.Choice(["warn", "error"]), default=None,
               help="Exit 1 when the audit has a finding at or above this severity.")
 @click.option("--section", "sections", multiple=True,
-              type=click.Choice(["status", "fragmentation", "pending", "defrag", "audit", "models"]),
+              type=click.Choice(["status", "fragmentation", "pending", "defrag", "audit", "models", "money"]),
               help="Only these sections (repeatable; default all).")
 def doctor(source, output, file, fail_on, sections):
     """The whole picture in one report: status, fragmentation, every Pending GPU pod explained,
@@ -156,7 +161,7 @@ def doctor(source, output, file, fail_on, sections):
 
     state = load_state(source)
     scope = namespace_scope(source, state)
-    report = doctor_report(state, only=set(sections) or None, scope=scope)
+    report = doctor_report(state, only=set(sections) or None, scope=scope, prices=load_prices(source))
     data = to_plain(report)
     if output == "html":
         from kubegpu.web.report_html import render_html

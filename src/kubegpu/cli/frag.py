@@ -5,15 +5,17 @@ from __future__ import annotations
 import click
 
 from kubegpu.cli.columns import Col, show
-from kubegpu.cli.options import load_state, output_option, source_options
-from kubegpu.cli.render import emit, write_atomic
-from kubegpu.cli.render import literal
+from kubegpu.cli.options import load_prices, load_state, output_option, source_options
+from kubegpu.cli.render import emit, literal, write_atomic
 from kubegpu.cli.scope import namespace_scope
 from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, cluster_placement
 from kubegpu.fragmentation.report import FragReport, frag_report
 from kubegpu.fragmentation.shapes import load_mix
 from kubegpu.model.text import counted
 from kubegpu.sources.bounded import path_text
+from kubegpu.money.amount import money_text
+from kubegpu.money.cluster import cluster_prices
+from kubegpu.money.stranded import FragCost, frag_cost, frag_json
 
 
 def demand_text(report: FragReport) -> str:
@@ -48,6 +50,18 @@ def headline_lines(report: FragReport) -> list[str]:
         f"{report.fragmentation.rate:.1%} of idle GPU (Weng et al. ATC '23; mix of {report.demand.shapes} task "
         "shapes, CPU-only included)",
     ]
+
+
+def cost_lines(cost: FragCost) -> list[str]:
+    """What the stranded GPUs cost, per day and per pool, and where the price came from."""
+    s = cost.stranded
+    if s.per_day is None:
+        head = f"stranded cost         {s.gpu_hours_per_day:g} GPU-hours/day idle and unusable (no price: {cost.prices.note})"
+        return [head]
+    pools = ", ".join(f"{p.pool or '-'} {money_text(p.per_day)}" for p in cost.pools if p.stranded_gpus > 0)
+    return [f"stranded cost        {money_text(s.per_day)} ({money_text(s.per_hour)}; {s.gpu_hours_per_day:g} "
+            f"GPU-hours/day) if the cluster stays as it is" + (f"; by pool: {pools}" if pools else ""),
+            f"price                {cost.prices.note}: {'; '.join(cost.prices.sources)}"]
 
 
 def frag_table_rows(report: FragReport, *, wide: bool) -> tuple[list[Col], list[list[str]]]:
@@ -99,6 +113,7 @@ def frag(source, output, mix_file, plot_file):
         report = frag_report(cluster_placement(cluster), mix, source=f"file:{path_text(mix_file)}", namespace=scope.namespace)
     else:
         report = cluster_frag_report(cluster, scope=scope)
+    cost = frag_cost(report, cluster_prices(cluster, load_prices(source)))
     if plot_file:
         from kubegpu.fragmentation.gpumap import gpu_map
         from kubegpu.fragmentation.plot import figure_png, gpu_map_figure
@@ -114,9 +129,10 @@ def frag(source, output, mix_file, plot_file):
         cols, rows = frag_table_rows(report, wide=output == "wide")
         show(con, cols, rows, wide=output == "wide")
         con.print()
-        for line in headline_lines(report):
-            con.print(line, soft_wrap=not con.is_terminal)
+        lines = headline_lines(report)
+        for line in lines[:-1] + cost_lines(cost) + lines[-1:]:     # the FGD measure stays last
+            con.print(literal(line), soft_wrap=not con.is_terminal)
         if plot_file:
             con.print(f"GPU map written to {path_text(plot_file)}")
 
-    emit(report, output, table)
+    emit(frag_json(report, cost), output, table)

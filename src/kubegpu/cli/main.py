@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "extender": ("kubegpu.cli.extender", "extender", "Run kubegpu's placement inside kube-scheduler (HTTP extender)."),
     "decisions": ("kubegpu.cli.decisions", "decisions", "Read the extender's decision log: why each pod went where."),
     "shadow": ("kubegpu.cli.shadow", "shadow", "Record every bind of a live cluster next to the policy's choice."),
+    "share": ("kubegpu.cli.share", "share", "GPU sharing advice: candidates, time-slicing config, predicted effect."),
 }
 
 

@@ -37,6 +37,7 @@ class SourceOptions:
     namespace: str | None
     all_namespaces: bool
     k8s_version: str | None
+    prices: str | None = None
 
     def describe(self) -> str:
         if self.demo:
@@ -65,7 +66,7 @@ def source_options(fn: Callable | None = None, *, namespaces: bool = True, k8s_v
 
     @functools.wraps(fn)
     def wrapper(*args, demo, snapshots, kubeconfig, context, namespace=None, all_namespaces=False,
-                k8s_version=None, **kwargs):
+                k8s_version=None, prices=None, **kwargs):
         if demo and snapshots:
             raise click.UsageError("--demo and --snapshot are two different sources; choose one")
         if (demo or snapshots) and (context or kubeconfig):
@@ -75,7 +76,8 @@ def source_options(fn: Callable | None = None, *, namespaces: bool = True, k8s_v
         if namespace and all_namespaces:
             raise click.UsageError("-n/--namespace and -A/--all-namespaces exclude each other")
         source = SourceOptions(demo=demo, snapshots=tuple(snapshots), kubeconfig=kubeconfig, context=context,
-                               namespace=namespace, all_namespaces=all_namespaces, k8s_version=k8s_version)
+                               namespace=namespace, all_namespaces=all_namespaces, k8s_version=k8s_version,
+                               prices=prices)
         return fn(*args, source=source, **kwargs)
 
     options = [
@@ -88,6 +90,10 @@ def source_options(fn: Callable | None = None, *, namespaces: bool = True, k8s_v
         click.option("--kubeconfig", metavar="FILE", envvar=None,
                      help="Kubeconfig file (default: $KUBECONFIG, merged as kubectl does, then ~/.kube/config)."),
         click.option("--context", metavar="NAME", help="Kubeconfig context to use (default: current-context)."),
+        click.option("--prices", "prices", metavar="FILE",
+                     help="Hourly prices (YAML) per pool, instance type or GPU model, to put money on stranded "
+                          "GPUs, waits and plans (default: the demo's article price, else built-in list "
+                          "prices of known instance types; none: GPU-hours only)."),
     ]
     if namespaces:
         options += [
@@ -198,6 +204,19 @@ def read_documents(source: SourceOptions):
     from kubegpu.sources.live import read_live
 
     return read_live(kubeconfig=source.kubeconfig, context=source.context)
+
+
+def load_prices(source: SourceOptions):
+    """The PriceBook in force: --prices FILE, else the demo's price (with --demo), else list prices."""
+    from kubegpu.money.prices import LIST_PRICES_BOOK, parse_prices, read_prices
+
+    if source.prices:
+        return read_prices(source.prices)
+    if source.demo:
+        from kubegpu.sources.demo.prices import DEMO_PRICES_YAML
+
+        return parse_prices(DEMO_PRICES_YAML, where="demo prices", origin="demo")
+    return LIST_PRICES_BOOK
 
 
 def load_state(source: SourceOptions):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kubegpu.cli.options import load_state, source_options
+from kubegpu.cli.options import load_prices, load_state, source_options
 
 
 @click.command()
@@ -45,7 +45,7 @@ def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after
 
     live = not (source.demo or source.snapshots)
     store = ModelStore(k8s_version=source.k8s_version, namespace=source.namespace, stale_after=stale_after,
-                       live=live)
+                       live=live, prices=load_prices(source))
     if live:
         from functools import partial
 

@@ -7,13 +7,40 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from kubegpu.cli.options import load_state, output_option, source_options
+from kubegpu.cli.options import load_prices, load_state, output_option, source_options
 from kubegpu.cli.render import emit, emit_stream
 from kubegpu.cli.render import literal
 from kubegpu.errors import UsageError
+from kubegpu.money.amount import money_text
+from kubegpu.money.cluster import cluster_prices
+from kubegpu.money.waits import WaitCosts
+from kubegpu.money.why import why_json, why_money
 
 
-def _print_report(con, report, wide: bool) -> None:
+def _money(m) -> str:
+    return money_text(m) if m is not None else ""
+
+
+def wait_line(w) -> str | None:
+    """How long the pod has waited and what that cost (GPU-hours without a price)."""
+    if w is None or w.waited_seconds is None:
+        return None
+    line = f"waited {round(w.waited_seconds / 3600, 1):g} h: {w.delay_gpu_hours:g} GPU-hours of work delayed"
+    line += f" ({_money(w.delay_cost)})" if w.delay_cost else ""
+    if w.idle_reserved_gpus:
+        line += (f"; its gang holds {w.idle_reserved_gpus:g} GPUs idle meanwhile: {w.idle_reserved_gpu_hours:g} "
+                 "GPU-hours" + (f" ({_money(w.idle_reserved_cost)})" if w.idle_reserved_cost else ""))
+    return line
+
+
+def remedy_cost_text(c) -> str:
+    if c is None or c.one_off_gpu_hours is None:
+        return ""
+    what = _money(c.one_off) if c.one_off else f"{c.one_off_gpu_hours:g} GPU-hours"
+    return f"  (one-off {what} to start {c.unblocks_gpus:g} GPUs)"
+
+
+def _print_report(con, report, wide: bool, money=None) -> None:
     con.print(f"[bold]{literal(report.pod)}[/]  priority {report.priority}  requests "
               + literal(", ".join(f"{k}={v}" for k, v in report.requests.items())))
     if report.node is not None or report.phase != "Pending":
@@ -27,6 +54,9 @@ def _print_report(con, report, wide: bool) -> None:
             con.print("  [dim]note:[/] " + literal(note))
         return
     con.print(f"  [bold]event:[/] {literal(report.message)}")
+    waited = wait_line(money.wait) if money else None
+    if waited:
+        con.print(f"  [bold]cost:[/] {literal(waited)}")
     if report.observed_message and not report.matches_observed:
         con.print(f"  [dim]cluster recorded:[/] {literal(report.observed_message)}")
     if report.gang:
@@ -53,8 +83,10 @@ def _print_report(con, report, wide: bool) -> None:
         con.print(table)
     if report.remedies:
         con.print("  [bold]remedies (smallest change first):[/]")
+        costs = money.remedies if money else []
         for i, r in enumerate(report.remedies, 1):
-            con.print(f"    {i}. {literal(f'[{r.kind}]')} {literal(r.summary)}")
+            cost = remedy_cost_text(costs[i - 1]) if i <= len(costs) else ""
+            con.print(f"    {i}. {literal(f'[{r.kind}]')} {literal(r.summary)}{literal(cost)}")
     if report.not_evaluated:
         con.print(f"  [dim]not evaluated: {', '.join(report.not_evaluated)} (ResourceClaims are not read)[/]")
 
@@ -142,15 +174,16 @@ def why(pod, all_pods, with_nodes, event_text, source, output):
         # the wide table shows example names per group, so there every group lists its nodes
         reports = iter_reports(state, namespace=source.namespace, version=version, with_nodes=with_nodes,
                                shared_node_sets=output != "wide")
+        costs = WaitCosts(state, cluster_prices(state, load_prices(source)))
         if output in ("json", "yaml"):
-            emit_stream(reports, output)
+            emit_stream((why_json(r, costs) for r in reports), output)
             return
 
         def table_all(con):
             empty = True
             for r in reports:
                 empty = False
-                _print_report(con, r, wide=output == "wide")
+                _print_report(con, r, wide=output == "wide", money=why_money(r, costs))
                 con.print()
             if empty:
                 con.print("no Pending pods")
@@ -164,8 +197,9 @@ def why(pod, all_pods, with_nodes, event_text, source, output):
     if target is None:
         raise UsageError(f"pod {ns}/{pod} is not in {state.source or 'the cluster'}")
     report = explain_one(state, target, version=version)
+    costs = WaitCosts(state, cluster_prices(state, load_prices(source)))
 
     def table(con):
-        _print_report(con, report, wide=output == "wide")
+        _print_report(con, report, wide=output == "wide", money=why_money(report, costs))
 
-    emit(report, output, table)
+    emit(why_json(report, costs), output, table)

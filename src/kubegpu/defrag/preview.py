@@ -13,6 +13,7 @@ import msgspec
 from kubegpu.defrag.plan import Goal
 from kubegpu.defrag.planner import plan_defrag
 from kubegpu.errors import KubegpuError
+from kubegpu.fragmentation.report import stranded_of
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import Pod
 from kubegpu.model.nodetable import NodeTable
@@ -34,6 +35,8 @@ class DefragPreview(msgspec.Struct, frozen=True, kw_only=True):
     cost_gpu_hours: float = 0.0
     fits_by_size_before: dict[str, int] = {}
     fits_by_size_after: dict[str, int] = {}
+    stranded_before: float | None = None   # stranded_for_demand GPUs before / after the plan (frag's headline)
+    stranded_after: float | None = None
     message: str = ""
     command: str | None = None
 
@@ -72,5 +75,6 @@ def defrag_preview(state: ClusterState, *, time_limit: float = 5.0, among: Colle
                          cost_gpu_hours=plan.total_cost_gpu_hours,
                          fits_by_size_before=dict(plan.before.get("fits_by_size", {})) if plan.before else {},
                          fits_by_size_after=dict(plan.after.get("fits_by_size", {})) if plan.after else {},
+                         stranded_before=stranded_of(plan.before), stranded_after=stranded_of(plan.after),
                          message=f"not applied: {plan.message}",
                          command=f"kubegpu defrag --for {target}" if plan.feasible else None)

@@ -16,6 +16,7 @@ import msgspec
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
+from kubegpu.money.prices import PriceBook
 from kubegpu.status import cluster_status
 from kubegpu.fragmentation.cluster import cluster_frag_report
 from kubegpu.explain.summary import pending_summary
@@ -100,9 +101,21 @@ SECTIONS: list[tuple[str, Engine]] = [
 OMITTED_WHEN_EMPTY = {"models"}   # sections that only appear when the cluster has their objects
 
 
+def _share_fixes(state: ClusterState, prices, scope: NamespaceScope) -> list:
+    """GPU sharing as a fix (kubegpu share's prediction for the cluster), when it frees GPUs."""
+    from kubegpu.sharing.candidates import audit_thresholds, default_replicas
+    from kubegpu.sharing.report import share_fix, share_report
+
+    report = share_report(state, prices, pool=None, replicas=default_replicas(), limits=audit_thresholds(),
+                          scope=scope)
+    fix = share_fix(report, prices)
+    return [fix] if fix is not None else []
+
+
 def doctor_report(state: ClusterState, *, only: set[str] | None = None,
-                  scope: NamespaceScope = NamespaceScope()) -> DoctorReport:
-    """Run every section's engine over one state and one NodeTable."""
+                  scope: NamespaceScope = NamespaceScope(), prices: PriceBook | None = None) -> DoctorReport:
+    """Run every section's engine over one state and one NodeTable; with `prices`, the money
+    section last (it prices what the sections before it found)."""
     table = NodeTable.from_cluster(state)
     sections: dict[str, Any] = {}
     for key, engine in SECTIONS:
@@ -112,6 +125,12 @@ def doctor_report(state: ClusterState, *, only: set[str] | None = None,
         if value is None and key in OMITTED_WHEN_EMPTY:
             continue
         sections[key] = value
+    if prices is not None and (not only or "money" in only):
+        from kubegpu.money.cluster import cluster_prices
+        from kubegpu.money.report import money_section
+
+        priced = cluster_prices(state, prices)
+        sections["money"] = money_section(state, sections, priced, extra_fixes=_share_fixes(state, priced, scope))
     return DoctorReport(source=state.source, server_version=state.server_version, sections=sections,
                         namespace=scope.namespace,
                         pending_phase=phase_counts(state, scope) if "pending" in sections else None)

@@ -77,6 +77,11 @@ class FragReport(msgspec.Struct, frozen=True):
     mix_shapes: int = 0
 
 
+def stranded_of(frag: Any) -> float | None:
+    """`stranded_for_demand.gpus` of a frag report in its JSON form (a defrag plan's before/after), or None."""
+    return (frag.get("stranded_for_demand") or {}).get("gpus") if isinstance(frag, dict) else None
+
+
 def demand_sizes(shapes: Iterable[Any]) -> dict[int, float]:
     """k -> share of the requested GPUs in k-GPU pods, over tasks or weighted task shapes (anything
     with num_gpu, gpu_milli and an optional weight); whole sizes 1, 2, 4, 8 alike when none asks a GPU."""

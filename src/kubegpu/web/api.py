@@ -12,6 +12,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kubegpu.jsontext import compact, error_body, json_bytes
+from kubegpu.money.fixes import defrag_json
+from kubegpu.money.why import why_json
 from kubegpu.errors import InputError, UsageError
 from kubegpu.web.store import ModelStore
 
@@ -72,7 +74,8 @@ class Api:
         report = await run_in_threadpool(views.why_pod, *target)
         if report is None:
             return error(404, f"pod {target[0]}/{target[1]} is not in the cluster")
-        return Response(await run_in_threadpool(json_bytes, report), media_type=JSON)
+        body = await run_in_threadpool(lambda: json_bytes(why_json(report, views.wait_costs)))
+        return Response(body, media_type=JSON)
 
     async def defrag(self, request: Request) -> Response:
         views = self._views()
@@ -96,7 +99,8 @@ class Api:
                 return error(404, str(err))
             except UsageError as err:      # the pod is not pending
                 return error(409, str(err))
-        return Response(await run_in_threadpool(json_bytes, plan), media_type=JSON)
+        body = await run_in_threadpool(lambda: json_bytes(defrag_json(plan, views.prices)))
+        return Response(body, media_type=JSON)
 
     async def healthz(self, request: Request) -> Response:
         return Response("ok\n", media_type="text/plain")

@@ -123,6 +123,42 @@ def _pending_pods(v: ClusterViews) -> Rows:
             yield (ns, name, blocker_of(r)), 1
 
 
+def _stranded_cost(v: ClusterViews) -> Rows:
+    for row in v.cost.pools:
+        if row.per_hour is not None:
+            yield (row.pool or "(none)", row.per_hour.currency), row.per_hour.amount
+
+
+def _gpu_hour_price(v: ClusterViews) -> Rows:
+    for name, price in sorted(v.prices.by_node.items()):
+        if v.prices.gpus.get(name):
+            yield (name, price.pool or "(none)", price.currency), round(price.per_gpu_hour, 4)
+
+
+def _pending_waits(v: ClusterViews) -> list:
+    from kubegpu.money.waits import pending_costs
+
+    return v.cached(("pending-waits",), lambda: pending_costs(
+        v.state, [r.pod for r in v.pending_gpu if is_blocked(r)], v.prices))
+
+
+def _pending_delay_seconds(v: ClusterViews) -> Rows:
+    seconds: dict[str, float] = {}
+    for w in _pending_waits(v):
+        ns = w.pod.partition("/")[0]
+        seconds[ns] = seconds.get(ns, 0.0) + w.gpus * (w.waited_seconds or 0.0)
+    return [((ns,), round(s, 1)) for ns, s in sorted(seconds.items())]
+
+
+def _pending_delay_cost(v: ClusterViews) -> Rows:
+    money: dict[tuple[str, str], float] = {}
+    for w in _pending_waits(v):
+        if w.delay_cost is not None:
+            key = (w.pod.partition("/")[0], w.delay_cost.currency)
+            money[key] = money.get(key, 0.0) + w.delay_cost.amount
+    return [(key, round(m, 2)) for key, m in sorted(money.items())]
+
+
 MODEL_FAMILIES: list[Family] = [
     Family("kubegpu_node_gpus", "Physical GPUs of a node by state: allocated, free, and stranded (free GPU that "
            "pods of the demand's largest size cannot use: the GPU map of kubegpu frag --plot).",
@@ -158,6 +194,19 @@ MODEL_FAMILIES: list[Family] = [
     Family("kubegpu_audit_findings", "Audit findings by pitfall (1-10) and severity.", ("pitfall", "severity"),
            _audit),
     Family("kubegpu_audit_score", "Audit score (0-100, 100 = no findings).", (), lambda v: [((), v.audit.score)]),
+    Family("kubegpu_stranded_gpus_cost_per_hour", "What the pool's stranded GPUs (frag's stranded_for_demand) cost "
+           "an hour at its GPU-hour price, in `currency` (pools without a price have no series).",
+           ("pool", "currency"), _stranded_cost),
+    Family("kubegpu_pool_stranded_for_demand_gpus", "Free GPUs of the pool that the cluster's own GPU pods cannot "
+           "use (frag's stranded_for_demand per pool; priced or not).", ("pool",),
+           lambda v: [((r.pool or "(none)",), r.stranded_gpus) for r in v.cost.pools]),
+    Family("kubegpu_gpu_hour_price", "The price of one GPU-hour on a node (--prices, the demo's article figure, or "
+           "a built-in list price), in `currency`.", ("node", "pool", "currency"), _gpu_hour_price),
+    Family("kubegpu_pending_gpu_pods_waited_gpu_seconds", "GPUs x wait so far of the pending GPU pods, per "
+           "namespace (the GPU time their waits delayed).", ("namespace",), _pending_delay_seconds),
+    Family("kubegpu_pending_gpu_pods_wait_cost", "What the pending GPU pods' waits have cost so far (their "
+           "GPU time at the GPU-hour price), per namespace, in `currency`.", ("namespace", "currency"),
+           _pending_delay_cost),
     Family("kubegpu_nodes", "Nodes in the model, with and without GPUs.", ("gpu",),
            lambda v: [(("true",), v.status.totals.gpu_nodes),
                       (("false",), v.status.totals.nodes - v.status.totals.gpu_nodes)]),

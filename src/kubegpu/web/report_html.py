@@ -10,6 +10,7 @@ import html
 from typing import Any
 
 from kubegpu.doctor import DoctorReport
+from kubegpu.money.text import money_lines
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem;color:#1b1f24;max-width:1200px}
@@ -102,6 +103,10 @@ def render_html(report: DoctorReport, data: dict[str, Any], gpu_map_png: bytes |
             parts.append('<p><img alt="GPU map: one cell per GPU device, coloured by owner workload class and '
                          f'priority; free, stranded and cordoned devices marked" src="data:image/png;base64,{b64}" '
                          'style="max-width:100%"></p>')
+    money = sections.get("money")
+    if money:
+        items = "".join(f"<li>{_e(line.strip())}</li>" for line in money_lines(money))
+        parts.append(f"<h2>Money</h2><ul>{items}</ul>")
     pending = sections.get("pending")
     if pending is not None:
         phase = data.get("pending_phase")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kubegpu.model.cluster import ClusterState
+from kubegpu.money.prices import LIST_PRICES_BOOK, PriceBook
 from kubegpu.web.views import ClusterViews
 
 
@@ -34,8 +35,9 @@ class ModelStore:
     """Holds the current views; thread-safe swaps, lock-free reads."""
 
     def __init__(self, *, k8s_version: str | None = None, namespace: str | None = None, stale_after: float = 300.0,
-                 live: bool = False) -> None:
+                 live: bool = False, prices: PriceBook | None = None) -> None:
         self.k8s_version = k8s_version
+        self.prices = prices if prices is not None else LIST_PRICES_BOOK   # as the CLI without --prices
         self.namespace = namespace
         self.stale_after = stale_after
         self.health = Health(live=live)
@@ -66,7 +68,7 @@ class ModelStore:
     def install(self, state: ClusterState) -> None:
         """Build views of `state` and make them current."""
         start = time.perf_counter()
-        views = ClusterViews(state, k8s_version=self.k8s_version, namespace=self.namespace)
+        views = ClusterViews(state, k8s_version=self.k8s_version, namespace=self.namespace, prices=self.prices)
         for warm in self.warmers:
             warm(views)
         self.health.last_build_seconds = time.perf_counter() - start

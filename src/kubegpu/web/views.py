@@ -18,6 +18,12 @@ from kubegpu.jsontext import json_bytes
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
+from kubegpu.money.cluster import cluster_prices
+from kubegpu.money.prices import LIST_PRICES_BOOK, PriceBook
+from kubegpu.money.findings import audit_json
+from kubegpu.money.stranded import frag_cost, frag_json
+from kubegpu.money.waits import WaitCosts
+from kubegpu.money.why import why_json
 
 # The blocker class of a pending pod: the filter that rejects most nodes, or these.
 GANG_BLOCKER = "Gang"
@@ -51,7 +57,8 @@ def blocker_of(report) -> str:
 class ClusterViews:
     """The views of one ClusterState. Immutable after construction, except the lazy caches."""
 
-    def __init__(self, state: ClusterState, *, k8s_version: str | None = None, namespace: str | None = None) -> None:
+    def __init__(self, state: ClusterState, *, k8s_version: str | None = None, namespace: str | None = None,
+                 prices: PriceBook = LIST_PRICES_BOOK) -> None:
         from kubegpu.audit.engine import run_audit
         from kubegpu.explain.batch import iter_reports
         from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, cluster_placement
@@ -73,6 +80,9 @@ class ClusterViews:
         self.why = list(iter_reports(state, namespace=namespace, version=self.version))  # why --all
         self.gpumap: GpuMap = gpu_map(state, self.frag, self.mix, table)               # frag --plot
         self.pending_gpu = [r for r in self.why if self._wants_gpu(r.pod)]
+        self.prices = cluster_prices(state, prices)                                    # --prices
+        self.cost = frag_cost(self.frag, self.prices)                                  # frag's cost
+        self.wait_costs = WaitCosts(state, self.prices)                                # why's money
         self._lock = threading.Lock()
         self._cache: dict[tuple, Any] = {}
 
@@ -95,8 +105,9 @@ class ClusterViews:
 
     # ---- JSON bodies, exactly as the CLI's -o json ---------------------------------------------
     def json(self, name: str) -> bytes:
-        data = {"status": lambda: self.status, "frag": lambda: self.frag, "why": lambda: self.why,
-                "audit": lambda: self.audit}[name]
+        data = {"status": lambda: self.status, "frag": lambda: frag_json(self.frag, self.cost),
+                "why": lambda: [why_json(r, self.wait_costs) for r in self.why],
+                "audit": lambda: audit_json(self.audit, self.state, self.prices)}[name]
         return self.cached(("json", name), lambda: json_bytes(data()))
 
     def why_pod(self, namespace: str, name: str):

@@ -1,0 +1,71 @@
+"""Audit findings that have a computable price.
+
+Pitfall 4, a training workload without checkpoint storage (KG-403): a preemption or eviction
+restarts it from step 0, so every GPU-hour its running pods have done so far is at risk. Priced
+at the rate of the nodes they run on. Other findings carry no price (yet): their cost depends on
+what the cluster will do, not on what it is.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from kubegpu.model.cluster import ClusterState
+from kubegpu.model.timeutil import parse_time
+from kubegpu.money.amount import Money
+from kubegpu.money.cluster import ClusterPrices
+from kubegpu.money.waits import observed_at
+
+NO_CHECKPOINT = "KG-403"
+
+
+class FindingCost(msgspec.Struct, frozen=True):
+    id: str
+    object: str
+    what: str                    # what the figure is
+    gpu_hours: float
+    cost: Money | None
+
+
+def _workload_pods(state: ClusterState, kind: str, ns: str, name: str):
+    for pod in state.pods:
+        if pod.namespace == ns and pod.is_bound and not pod.is_terminal and state.top_controller(pod) == (kind, name):
+            yield pod
+
+
+def checkpoint_risk(state: ClusterState, obj: str, prices: ClusterPrices) -> FindingCost | None:
+    """GPU-hours the running pods of workload `obj` ("Kind/ns/name") would lose to a preemption now."""
+    kind, _, rest = obj.partition("/")
+    ns, _, name = rest.partition("/")
+    now = observed_at(state)
+    hours, nodes = 0.0, set()
+    for pod in _workload_pods(state, kind, ns, name):
+        start = parse_time(pod.status.start_time or pod.metadata.creation_timestamp)
+        gpus = state.gpu_demand(pod).total_milli / 1000
+        if start is None or not gpus:
+            continue
+        hours += gpus * max((now - start).total_seconds(), 0.0) / 3600
+        nodes.add(pod.spec.node_name)
+    if not hours:
+        return None
+    rate = prices.rate(sorted(nodes))
+    return FindingCost(id=NO_CHECKPOINT, object=obj, what="GPU-hours of work a preemption would throw away now",
+                       gpu_hours=round(hours, 2), cost=rate.of(hours, "once") if rate else None)
+
+
+def audit_json(report, state: ClusterState, prices: ClusterPrices) -> dict:
+    """`kubegpu audit -o json`: the report with `costs` added, one per finding that has a price."""
+    return {**msgspec.to_builtins(report), "costs": msgspec.to_builtins(finding_costs(state, report.findings, prices))}
+
+
+def finding_costs(state: ClusterState, findings: list, prices: ClusterPrices) -> list[FindingCost]:
+    """A price for each finding that has one (findings as the audit's structs or plain dicts)."""
+    out = []
+    for f in findings:
+        fid = f["id"] if isinstance(f, dict) else f.id
+        obj = f["object"] if isinstance(f, dict) else f.object
+        if fid == NO_CHECKPOINT:
+            cost = checkpoint_risk(state, obj, prices)
+            if cost is not None:
+                out.append(cost)
+    return out
