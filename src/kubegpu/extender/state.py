@@ -19,6 +19,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import msgspec
 import numpy as np
@@ -115,8 +116,7 @@ class ExtenderModel:
             self.names_cache.move_to_end(raw)
             return hit
         names = decode(raw)
-        get = self.index.get
-        idx = np.fromiter((get(n, -1) for n in names), dtype=np.int64, count=len(names))
+        idx = np.fromiter(map(self.index.get, names, repeat(-1)), dtype=np.int64, count=len(names))
         hit = self.names_cache[raw] = NodeSet(names, idx, idx >= 0)
         while len(self.names_cache) > NAMES_CACHE_SIZE:
             self.names_cache.popitem(last=False)
@@ -304,6 +304,5 @@ def node_index_array(model: ExtenderModel, names: list[str]) -> tuple[np.ndarray
     """(index per requested name, -1 when unknown; bool mask of known names)."""
     if isinstance(names, NodeSet):
         return names.idx, names.known
-    get = model.index.get
-    idx = np.fromiter((get(n, -1) for n in names), dtype=np.int64, count=len(names))
+    idx = np.fromiter(map(model.index.get, names, repeat(-1)), dtype=np.int64, count=len(names))
     return idx, idx >= 0
