@@ -341,8 +341,9 @@ def main() -> None:
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-        apply_s, seen_s, applied = event_to_score(data, pending[400:], node_names, args.events)
-        judge_s, shadow_build_s, judged = shadow_batch(data, args.binds)
+        apply_s, seen_s, applied = (event_to_score(data, pending[400:], node_names, args.events) if args.events
+                                    else ([float("nan")], [float("nan")], 0))
+        judge_s, shadow_build_s, judged = shadow_batch(data, args.binds) if args.binds else (float("nan"),) * 2 + (0,)
         # inside the server (the ledger's total_ms): what HTTP and the client add is the difference
         records = [json.loads(line) for line in ledger.read_text().splitlines()]
         inside = {}
