@@ -61,6 +61,8 @@ def test_a_bind_by_another_scheduler_fills_its_node_before_any_rebuild(ext):
     assert "a100-2" not in passed(ext, EIGHT) and top(ext, EIGHT) == []
     # the same event again changes nothing; a status update of the bound pod neither
     assert not observe_pod_event(ext.store, event("MODIFIED", other))
+    body, _ = ext.metrics.render("")
+    assert b"kubegpu_extender_watched_pod_events_total 1.0" in body
 
 
 def test_a_watched_pod_that_ends_gives_its_gpus_back(ext):

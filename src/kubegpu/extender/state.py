@@ -182,6 +182,7 @@ class ExtenderStore(ModelStore):
         self.confirmed_after: deque[float] = deque(maxlen=1000)  # seconds from assume to the build showing the bind
         self.on_confirm: list = []                  # callbacks(seconds), e.g. the metrics histogram
         self.expired = 0
+        self.observed = 0                            # watched pod events that changed the overlay
 
     # ---- generations ---------------------------------------------------------------------
     def install(self, state: ClusterState) -> None:
@@ -257,41 +258,46 @@ class ExtenderStore(ModelStore):
         rule picks; an assumed binding of the same pod on the same node is kept as it is); a pod
         that ended or was deleted gives back what the overlay held for it. Pods the generation
         already counts, and pods on nodes it does not know, wait for the next build."""
+        with self.lock:
+            changed = self._observe(pod, gone)
+            self.observed += changed
+            return changed
+
+    def _observe(self, pod: Pod, gone: bool) -> bool:
         key = pod.key
         now = time.time()
-        with self.lock:
-            model, live = self.model, self.live
-            if model is None:
-                return False
-            held = self.assumed.get(key)
-            if gone or pod.is_terminal or not pod.spec.node_name:
-                if held is None or (not gone and not pod.is_terminal and not held.observed):
-                    return False    # still pending: an assumed binding stays until bound or expired
-                live.remove(held.task, held.placement)
-                del self.assumed[key]
-                return True
-            if held is not None and held.observed:
-                return False
-            if pod.metadata.uid and pod.metadata.uid in model.pods_by_uid:
-                return False
-            i = model.index.get(pod.spec.node_name)
-            if i is None:
-                return False
-            if held is not None and held.node == pod.spec.node_name:
-                held.observed, held.expires = True, now + OBSERVED_TTL
-                self._confirmed(now - held.at)
-                return True
-            if held is not None:
-                live.remove(held.task, held.placement)
-                del self.assumed[key]
-            task = PodFacts.of(pod).task(model.gpu_kinds[int(model.gpu_group[i])])
-            if not live.fits_on(task, i):
-                return held is not None   # our view has no room for it: the build will count it
-            placement = Placement(i, default_devices(live.dev_free[i], task))
-            live.place(task, placement)
-            self.assumed[key] = Assumed(key, task, placement, pod.spec.node_name, now, now + OBSERVED_TTL,
-                                        observed=True)
+        model, live = self.model, self.live
+        if model is None:
+            return False
+        held = self.assumed.get(key)
+        if gone or pod.is_terminal or not pod.spec.node_name:
+            if held is None or (not gone and not pod.is_terminal and not held.observed):
+                return False    # still pending: an assumed binding stays until bound or expired
+            live.remove(held.task, held.placement)
+            del self.assumed[key]
             return True
+        if held is not None and held.observed:
+            return False
+        if pod.metadata.uid and pod.metadata.uid in model.pods_by_uid:
+            return False
+        i = model.index.get(pod.spec.node_name)
+        if i is None:
+            return False
+        if held is not None and held.node == pod.spec.node_name:
+            held.observed, held.expires = True, now + OBSERVED_TTL
+            self._confirmed(now - held.at)
+            return True
+        if held is not None:
+            live.remove(held.task, held.placement)
+            del self.assumed[key]
+        task = PodFacts.of(pod).task(model.gpu_kinds[int(model.gpu_group[i])])
+        if not live.fits_on(task, i):
+            return held is not None   # our view has no room for it: the build will count it
+        placement = Placement(i, default_devices(live.dev_free[i], task))
+        live.place(task, placement)
+        self.assumed[key] = Assumed(key, task, placement, pod.spec.node_name, now, now + OBSERVED_TTL,
+                                    observed=True)
+        return True
 
 
 def _bound_pod(state: ClusterState, key: str):
