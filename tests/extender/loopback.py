@@ -15,6 +15,7 @@ from kubegpu.extender.ledger import Ledger
 from kubegpu.extender.metrics import ExtenderMetrics
 from kubegpu.extender.service import Extender
 from kubegpu.extender.state import ExtenderStore
+from kubegpu.web.http_limits import MAX_HEAD_BYTES, http_protocol
 
 
 def make_extender(state, *, policy: str = "fgd", ledger: str | None = None, max_work_lost: float = 8.0,
@@ -31,8 +32,10 @@ def serving(extender: Extender, *, prefix: str = "", max_body: int = 40 << 20):
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
+    # the parser and head cap `kubegpu extender` runs with (web.serving.run_server)
     config = uvicorn.Config(create_app(extender, prefix=prefix, max_body=max_body), log_level="critical",
-                            access_log=False, lifespan="off")
+                            access_log=False, lifespan="off", http=http_protocol(),
+                            h11_max_incomplete_event_size=MAX_HEAD_BYTES)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
     thread.start()

@@ -109,3 +109,21 @@ def test_a_client_that_hangs_up_mid_body_does_not_stop_the_server(server):
     with socket.create_connection((host, int(port))) as s:
         s.sendall(b"POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{\"Pod\":")
     still_serving(url)
+
+
+def test_keep_alive_calls_with_large_bodies_are_not_mistaken_for_large_heads(server):
+    # kube-scheduler reuses its connection; a 5,000-name body arrives in the same reads as the
+    # next request's head, and only the head counts against the 16 KiB cap
+    url, _ = server
+    body = msgspec.json.encode({"Pod": GOOD_POD, "NodeNames": ["a100-2"] + [f"gone-{i}" for i in range(5000)]})
+    with httpx.Client() as client:
+        for _ in range(4):
+            r = client.post(f"{url}/filter", content=body)
+            assert r.status_code == 200 and r.json()["NodeNames"] == ["a100-2"]
+
+
+def test_a_head_past_16_kib_is_refused_with_431(server):
+    url, _ = server
+    r = httpx.post(f"{url}/filter", content=b"{}", headers={"X-Big": "x" * (20 << 10)})
+    assert r.status_code == 431 and r.json()["code"] == 431
+    still_serving(url)

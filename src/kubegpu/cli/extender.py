@@ -79,10 +79,12 @@ def extender(source, address, port, prefix, policy, ledger, ledger_max_bytes, ma
     if live:
         from functools import partial
 
+        from kubegpu.extender.live import ExtenderLiveCache
         from kubegpu.web.watch import LiveCache, LiveRefresher
 
         LiveCache(source.kubeconfig, source.context).close()   # no cluster configured: one line, exit 2, now
-        LiveRefresher(store, partial(LiveCache, source.kubeconfig, source.context), relist_every=refresh).start()
+        LiveRefresher(store, partial(ExtenderLiveCache, source.kubeconfig, source.context, store=store),
+                      relist_every=refresh).start()
     else:
         store.install(load_state(source))   # bad input fails here: one line, exit 2
     book = Ledger(ledger, max_bytes=ledger_max_bytes)

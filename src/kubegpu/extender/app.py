@@ -1,131 +1,125 @@
 """The `kubegpu extender` ASGI application: POST <prefix>/filter|prioritize|preempt, probes, /metrics.
 
-Same stack as `kubegpu serve` (Starlette under uvicorn, msgspec on the wire, the dashboard's
-security headers). The edge reads each body itself, bounded by `max_body` (a larger body is a
-413 before it is read), so a hostile caller costs at most that much memory. Verbs run in the
-event loop: each is about a millisecond of numpy, and kube-scheduler calls one at a time per pod.
+Runs under the same uvicorn setup as `kubegpu serve` (web.serving: httptools with the 16 KiB
+head cap, no access log), msgspec on the wire, the dashboard's security headers. It is one raw
+ASGI callable, not a Starlette app: a verb call is about a millisecond of numpy, and routing,
+middleware and Request/Response objects would add a third to that. The body is read here,
+bounded by `max_body` (a larger body is a 413 before it is read), so a hostile caller costs at
+most that much memory. Verbs run in the event loop: kube-scheduler calls one at a time per pod.
 A request that cannot be read gets a 4xx with one JSON line, never a traceback.
 """
 
 from __future__ import annotations
 
-import json
-
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
-
 from kubegpu.extender.service import BadRequest, Extender
+from kubegpu.jsontext import error_body
 from kubegpu.web.guard import SECURITY_HEADERS
 
-JSON = "application/json"
+JSON = b"application/json"
+TEXT = b"text/plain; charset=utf-8"
 DEFAULT_MAX_BODY = 40 << 20   # a full NodeList of 5,000 GPU nodes is ~34 MB (nodeCacheCapable: ~0.1 MB)
 VERBS = ("filter", "prioritize", "preempt")
-BODY_KEY = "kubegpu.body"
 PROBES = ("/healthz", "/readyz", "/metrics")
 
 
-def _error(code: int, message: str) -> Response:
-    return Response(json.dumps({"error": message, "code": code}) + "\n", status_code=code, media_type=JSON)
-
-
-async def _reject(send, code: int, message: str, extra=()) -> None:
-    body = (json.dumps({"error": message, "code": code}) + "\n").encode()
-    await send({"type": "http.response.start", "status": code,
-                "headers": [(b"content-type", JSON.encode()), (b"content-length", str(len(body)).encode()),
+async def _answer(send, status: int, content_type: bytes, body: bytes, extra=()) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", content_type), (b"content-length", b"%d" % len(body)),
                             *SECURITY_HEADERS, *extra]})
     await send({"type": "http.response.body", "body": body})
 
 
-class BodyGuard:
-    """POST only to the verbs, GET/HEAD elsewhere; the body read here, at most `max_body` bytes."""
+async def _reject(send, code: int, message: str, extra=()) -> None:
+    await _answer(send, code, JSON, error_body(code, message), extra)
 
-    def __init__(self, app, *, prefix: str, max_body: int, verbs: bool = True) -> None:
-        self.app = app
-        self.verb_paths = {f"{prefix}/{v}" for v in VERBS} if verbs else set()
+
+async def _lifespan(receive, send) -> None:
+    """Nothing to start or stop; answering keeps uvicorn from logging 'lifespan unsupported'."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+class ExtenderApp:
+    """POST only to the verbs (body read here, at most `max_body` bytes), GET/HEAD to the probes."""
+
+    def __init__(self, extender: Extender, *, prefix: str, max_body: int, verbs: bool = True) -> None:
+        self.calls = {f"{prefix}/{v}": getattr(extender, v) for v in VERBS} if verbs else {}
+        self.store, self.metrics = extender.store, extender.metrics
         self.max_body = max_body
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
             return
         method, path = scope["method"], scope["path"]
-        if path in self.verb_paths:
+        call = self.calls.get(path)
+        if call is not None:
             if method != "POST":
                 await _reject(send, 405, f"{method} not allowed: extender verbs take POST", [(b"allow", b"POST")])
                 return
-            headers = dict(scope.get("headers") or [])
-            length = headers.get(b"content-length")
-            if length is not None and (not length.isdigit() or int(length) > self.max_body):
-                await _reject(send, 413, f"request body larger than {self.max_body} bytes")
-                return
-            chunks, size = [], 0
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    return
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > self.max_body:
-                    await _reject(send, 413, f"request body larger than {self.max_body} bytes")
-                    return
-                chunks.append(chunk)
-                if not message.get("more_body"):
-                    break
-            scope[BODY_KEY] = b"".join(chunks)
-        elif method not in ("GET", "HEAD"):
-            if path in PROBES:
-                await _reject(send, 405, f"{method} not allowed here", [(b"allow", b"GET, HEAD")])
-            else:
-                await _reject(send, 404, f"no such path: {path}")
+            body = await self._body(scope, receive, send)
+            if body is not None:
+                await self._verb(send, call, body)
             return
+        if path not in PROBES:
+            await _reject(send, 404, f"no such path: {path}")
+        elif method not in ("GET", "HEAD"):
+            await _reject(send, 405, f"{method} not allowed here", [(b"allow", b"GET, HEAD")])
+        elif path == "/healthz":
+            await _answer(send, 200, TEXT, b"ok\n")
+        elif path == "/readyz":
+            if self.store.ready():
+                await _answer(send, 200, TEXT, b"ready\n")
+            else:
+                why = self.store.health.last_error or "no cluster data yet"
+                await _answer(send, 503, TEXT, ("not ready: " + why + "\n").encode())
+        else:
+            accept = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"accept"), "")
+            body, content_type = self.metrics.render(accept)
+            await _answer(send, 200, content_type.encode("latin-1"), body)
 
-        async def with_headers(message):
-            if message["type"] == "http.response.start":
-                message["headers"] = list(message.get("headers", [])) + SECURITY_HEADERS
-            await send(message)
+    async def _body(self, scope, receive, send) -> bytes | None:
+        """The request body, or None when it was refused (413) or the client left."""
+        for name, value in scope["headers"]:
+            if name == b"content-length" and (not value.isdigit() or int(value) > self.max_body):
+                await _reject(send, 413, f"request body larger than {self.max_body} bytes")
+                return None
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                await _reject(send, 413, f"request body larger than {self.max_body} bytes")
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-        await self.app(scope, receive, with_headers)
+    @staticmethod
+    async def _verb(send, call, body: bytes) -> None:
+        try:
+            out = call(body)
+        except BadRequest as err:
+            await _reject(send, 400, str(err))
+            return
+        except Exception as err:  # a bug of ours: one line, no traceback, the server keeps serving
+            await _reject(send, 500, f"internal error: {type(err).__name__}: {err}")
+            return
+        await _answer(send, 200, JSON, out)
 
 
 def create_app(extender: Extender, *, prefix: str = "", max_body: int = DEFAULT_MAX_BODY,
-               verbs: bool = True) -> BodyGuard:
+               verbs: bool = True) -> ExtenderApp:
     """The whole extender server as one ASGI callable (`verbs=False`: probes and /metrics only, for shadow)."""
     prefix = ("/" + prefix.strip("/")) if prefix.strip("/") else ""
-    store, metrics = extender.store, extender.metrics
-
-    def verb(call):
-        async def handler(request: Request) -> Response:
-            body = request.scope.get(BODY_KEY, b"")
-            try:
-                return Response(call(body), media_type=JSON)
-            except BadRequest as err:
-                return _error(400, str(err))
-            except Exception as err:  # a bug of ours: one line, no traceback, the server keeps serving
-                return _error(500, f"internal error: {type(err).__name__}: {err}")
-        return handler
-
-    async def healthz(request: Request) -> Response:
-        return Response("ok\n", media_type="text/plain")
-
-    async def readyz(request: Request) -> Response:
-        if store.ready():
-            return Response("ready\n", media_type="text/plain")
-        return Response("not ready: " + (store.health.last_error or "no cluster data yet") + "\n",
-                        status_code=503, media_type="text/plain")
-
-    async def metrics_route(request: Request) -> Response:
-        body, content_type = metrics.render(request.headers.get("accept", ""))
-        return Response(body, headers={"Content-Type": content_type})
-
-    async def not_found(request: Request, exc) -> Response:
-        return _error(404, f"no such path: {request.url.path}")
-
-    routes = [Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics_route)]
-    if verbs:
-        routes += [Route(f"{prefix}/filter", verb(extender.filter), methods=["POST"]),
-                   Route(f"{prefix}/prioritize", verb(extender.prioritize), methods=["POST"]),
-                   Route(f"{prefix}/preempt", verb(extender.preempt), methods=["POST"])]
-    app = Starlette(routes=routes, debug=False, exception_handlers={404: not_found, 405: not_found})
-    return BodyGuard(app, prefix=prefix, max_body=max_body, verbs=verbs)
+    return ExtenderApp(extender, prefix=prefix, max_body=max_body, verbs=verbs)

@@ -44,6 +44,10 @@ class _StoreCollector(Collector):
         c = CounterMetricFamily("kubegpu_extender_assumed_expired", "Assumed bindings dropped after the TTL.")
         c.add_metric([], s.expired)
         yield c
+        c = CounterMetricFamily("kubegpu_extender_watched_pod_events",
+                                "Watched pod events applied to the overlay before a rebuild (binds, pods that ended).")
+        c.add_metric([], s.observed)
+        yield c
         c = CounterMetricFamily("kubegpu_extender_refresh_errors", "Failed cluster refreshes (old data kept).")
         c.add_metric([], s.health.refresh_errors)
         yield c

@@ -5,7 +5,11 @@ live list/watch after every debounced burst): the scheduling core's snapshot, th
 state (free CPU, memory and milli-GPU per device), the workload mix the policy scores against,
 and the gangs. Building takes seconds at 5,000 nodes, so between two builds the extender keeps
 an overlay of *assumed bindings*: the node it scored top for a pod counts that pod as placed
-until a build shows the pod bound (the watch delivered the bind) or `assume_ttl` passes.
+until a build shows the pod bound (the watch delivered the bind) or `assume_ttl` passes. A bind
+the watch delivers (by any scheduler) goes on the same overlay the moment it arrives
+(`observe_pod`), and a watched pod that ends gives back what the overlay held for it, so binds
+reach the scores in milliseconds rather than after the next build; everything else (node
+changes, pods of the generation that end) waits for the build.
 Requests and builds swap state under one lock; a request never sees half a generation.
 """
 
@@ -15,6 +19,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import msgspec
 import numpy as np
@@ -25,16 +30,18 @@ from kubegpu.extender.wire import ByteCatalog, host_records, name_catalogs
 from kubegpu.fragmentation.cluster import cluster_mix, cluster_placement
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import NodeGpu
+from kubegpu.model.kinds import Pod
 from kubegpu.scheduling.gang import Gang, GangPlacement, find_gangs, gang_marker, place_gang
 from kubegpu.scheduling.placement.measure import ShapeMix
 from kubegpu.scheduling.placement.registry import make_policy
-from kubegpu.scheduling.placement.state import PlacementState
+from kubegpu.scheduling.placement.state import PlacementState, default_devices
 from kubegpu.scheduling.placement.task import Placement, Task
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion, version_of
 from kubegpu.web.store import ModelStore
 
 DEFAULT_ASSUME_TTL = 30.0   # seconds an assumed binding counts without the watch confirming it
+OBSERVED_TTL = 600.0        # a watched bind waits this long at most for a generation that shows it
 SHAPE_CACHE_SIZE = 256      # filter outcomes remembered per generation (one per pod shape)
 NAMES_CACHE_SIZE = 16       # NodeNames lists remembered per generation
 
@@ -109,8 +116,7 @@ class ExtenderModel:
             self.names_cache.move_to_end(raw)
             return hit
         names = decode(raw)
-        get = self.index.get
-        idx = np.fromiter((get(n, -1) for n in names), dtype=np.int64, count=len(names))
+        idx = np.fromiter(map(self.index.get, names, repeat(-1)), dtype=np.int64, count=len(names))
         hit = self.names_cache[raw] = NodeSet(names, idx, idx >= 0)
         while len(self.names_cache) > NAMES_CACHE_SIZE:
             self.names_cache.popitem(last=False)
@@ -152,6 +158,7 @@ class Assumed:
     node: str
     at: float
     expires: float
+    observed: bool = False      # the watch showed it bound there (not only the extender's guess)
 
 
 class ExtenderStore(ModelStore):
@@ -175,6 +182,7 @@ class ExtenderStore(ModelStore):
         self.confirmed_after: deque[float] = deque(maxlen=1000)  # seconds from assume to the build showing the bind
         self.on_confirm: list = []                  # callbacks(seconds), e.g. the metrics histogram
         self.expired = 0
+        self.observed = 0                            # watched pod events that changed the overlay
 
     # ---- generations ---------------------------------------------------------------------
     def install(self, state: ClusterState) -> None:
@@ -203,7 +211,8 @@ class ExtenderStore(ModelStore):
                 i = model.index.get(a.node)
                 if i is not None and live.fits_on(a.task, i):
                     live.place(a.task, Placement(i, a.placement.devices))
-                    kept[key] = Assumed(key, a.task, Placement(i, a.placement.devices), a.node, a.at, a.expires)
+                    kept[key] = Assumed(key, a.task, Placement(i, a.placement.devices), a.node, a.at, a.expires,
+                                        a.observed)
             self.assumed = kept
             self.model, self.live, self.policy = model, live, policy
             self.views = model            # ModelStore.ready()/age() look at `views`
@@ -212,6 +221,11 @@ class ExtenderStore(ModelStore):
             self.health.loaded_at = self.health.synced_at = now
             self.health.refreshes += 1
             self.health.last_error = ""
+
+    def _confirmed(self, seconds: float) -> None:
+        self.confirmed_after.append(seconds)
+        for callback in self.on_confirm:
+            callback(seconds)
 
     # ---- the overlay -----------------------------------------------------------------------
     def expire(self, now: float | None = None) -> None:
@@ -237,6 +251,55 @@ class ExtenderStore(ModelStore):
                                             now + self.assume_ttl)
 
 
+    def observe_pod(self, pod: Pod, *, gone: bool = False) -> bool:
+        """A pod event from the watch, applied to the overlay at once; True when it changed the overlay.
+
+        A bind the current generation does not count goes on its node (the devices the default
+        rule picks; an assumed binding of the same pod on the same node is kept as it is); a pod
+        that ended or was deleted gives back what the overlay held for it. Pods the generation
+        already counts, and pods on nodes it does not know, wait for the next build."""
+        with self.lock:
+            changed = self._observe(pod, gone)
+            self.observed += changed
+            return changed
+
+    def _observe(self, pod: Pod, gone: bool) -> bool:
+        key = pod.key
+        now = time.time()
+        model, live = self.model, self.live
+        if model is None:
+            return False
+        held = self.assumed.get(key)
+        if gone or pod.is_terminal or not pod.spec.node_name:
+            if held is None or (not gone and not pod.is_terminal and not held.observed):
+                return False    # still pending: an assumed binding stays until bound or expired
+            live.remove(held.task, held.placement)
+            del self.assumed[key]
+            return True
+        if held is not None and held.observed:
+            return False
+        if pod.metadata.uid and pod.metadata.uid in model.pods_by_uid:
+            return False
+        i = model.index.get(pod.spec.node_name)
+        if i is None:
+            return False
+        if held is not None and held.node == pod.spec.node_name:
+            held.observed, held.expires = True, now + OBSERVED_TTL
+            self._confirmed(now - held.at)
+            return True
+        if held is not None:
+            live.remove(held.task, held.placement)
+            del self.assumed[key]
+        task = PodFacts.of(pod).task(model.gpu_kinds[int(model.gpu_group[i])])
+        if not live.fits_on(task, i):
+            return held is not None   # our view has no room for it: the build will count it
+        placement = Placement(i, default_devices(live.dev_free[i], task))
+        live.place(task, placement)
+        self.assumed[key] = Assumed(key, task, placement, pod.spec.node_name, now, now + OBSERVED_TTL,
+                                    observed=True)
+        return True
+
+
 def _bound_pod(state: ClusterState, key: str):
     ns, _, name = key.partition("/")
     pod = state.pod(ns, name)
@@ -247,6 +310,5 @@ def node_index_array(model: ExtenderModel, names: list[str]) -> tuple[np.ndarray
     """(index per requested name, -1 when unknown; bool mask of known names)."""
     if isinstance(names, NodeSet):
         return names.idx, names.known
-    get = model.index.get
-    idx = np.fromiter((get(n, -1) for n in names), dtype=np.int64, count=len(names))
+    idx = np.fromiter(map(model.index.get, names, repeat(-1)), dtype=np.int64, count=len(names))
     return idx, idx >= 0

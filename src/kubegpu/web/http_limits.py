@@ -37,10 +37,15 @@ if HttpToolsProtocol is not None:
             super().__init__(*args, **kwargs)
             self._head_bytes = 0
             self._in_head = True
+            self._tail = b""
 
         def data_received(self, data: bytes) -> None:
             if self._in_head:
-                self._head_bytes += len(data)
+                # only the bytes up to the blank line are head: a keep-alive request's body often
+                # arrives in the same read as its head and must not count against the cap
+                end = (self._tail + data).find(b"\r\n\r\n")
+                self._head_bytes += len(data) if end < 0 else max(0, end + 4 - len(self._tail))
+                self._tail = data[-3:]
                 if self._head_bytes > MAX_HEAD_BYTES:
                     self._in_head = False
                     self.transport.write(response_431())
@@ -54,7 +59,7 @@ if HttpToolsProtocol is not None:
 
         def on_message_complete(self) -> None:
             super().on_message_complete()
-            self._in_head, self._head_bytes = True, 0
+            self._in_head, self._head_bytes, self._tail = True, 0, b""
 
 
 def http_protocol():
