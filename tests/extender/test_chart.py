@@ -81,3 +81,18 @@ def test_rbac_is_upstreams_second_scheduler_rbac_plus_its_own_lease():
     assert {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["gpu-sched"],
             "verbs": ["get", "update"]} in lease["rules"]
     assert scheduler_config(objs)["leaderElection"]["resourceName"] == "gpu-sched"
+
+
+def test_events_flag_and_their_rbac_only_when_enabled():
+    objs = objects({"scheduler": {"enabled": True}})
+    deploy = next(d for d in objs["Deployment"] if d["metadata"]["name"] == "kubegpu-scheduler")
+    assert "--events" not in deploy["spec"]["template"]["spec"]["containers"][1]["args"]
+    assert not any(r["metadata"]["name"] == "kubegpu-scheduler-events" for r in objs["ClusterRole"])
+    objs = objects({"scheduler": {"enabled": True, "extender": {"events": {"enabled": True, "qps": 2}}}})
+    deploy = next(d for d in objs["Deployment"] if d["metadata"]["name"] == "kubegpu-scheduler")
+    args = deploy["spec"]["template"]["spec"]["containers"][1]["args"]
+    assert "--events" in args and "--events-qps=2" in args
+    role = next(r for r in objs["ClusterRole"] if r["metadata"]["name"] == "kubegpu-scheduler-events")
+    assert role["rules"] == [{"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create"]}]
+    binding = next(b for b in objs["ClusterRoleBinding"] if b["metadata"]["name"] == "kubegpu-scheduler-events")
+    assert binding["subjects"][0]["name"] == "kubegpu-scheduler"
