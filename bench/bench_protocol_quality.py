@@ -30,19 +30,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests" / "extender"), str(ROOT / "tests")]
 
-from replay import MANAGED, replay_run  # noqa: E402
+from replay import MANAGED, replay_run, strided  # noqa: E402
 
 from kubegpu.fragmentation.shapes import mix_from_tasks  # noqa: E402
 from kubegpu.simulate.inflation import run_result  # noqa: E402
-from kubegpu.simulate.trace import TraceNodes, load_nodes, load_pods  # noqa: E402
+from kubegpu.simulate.trace import load_nodes, load_pods  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "alibaba-gpu-v2023"
-
-
-def strided(nodes: TraceNodes, stride: int) -> TraceNodes:
-    keep = slice(0, None, stride)
-    return TraceNodes(names=nodes.names[keep], cpu_milli=nodes.cpu_milli[keep], memory_mib=nodes.memory_mib[keep],
-                      gpus=nodes.gpus[keep], models=nodes.models[keep])
 
 
 def main() -> None:

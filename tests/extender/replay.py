@@ -38,7 +38,10 @@ import contextlib
 from dataclasses import dataclass, field
 
 import httpx
+import msgspec
 import numpy as np
+from loopback import serving
+from standin import ExtenderConfig, HTTPExtender, StandIn
 
 from kubegpu.extender.ledger import Ledger
 from kubegpu.extender.metrics import ExtenderMetrics
@@ -53,8 +56,6 @@ from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.simulate.inflation import DEFAULT_TUNE, Curves, inflate_workload
 from kubegpu.simulate.trace import TraceNodes, trace_state
 
-import msgspec
-from standin import ExtenderConfig, HTTPExtender, StandIn
 
 SHARED = "nvidia.com/gpu.shared"
 UNITS_PER_GPU = 100
@@ -127,6 +128,13 @@ class ReplayRun:
         return self.agreed / self.scored if self.scored else float("nan")
 
 
+def strided(nodes: TraceNodes, stride: int) -> TraceNodes:
+    """Every `stride`-th node of a trace cluster (a smaller cluster with the same mix of node kinds)."""
+    keep = slice(0, None, stride)
+    return TraceNodes(names=nodes.names[keep], cpu_milli=nodes.cpu_milli[keep], memory_mib=nodes.memory_mib[keep],
+                      gpus=nodes.gpus[keep], models=nodes.models[keep])
+
+
 def cluster_of(nodes: TraceNodes) -> ClusterState:
     return ClusterState([decode_object(node_doc(nodes, i)) for i in range(len(nodes.names))],
                         server_version="v1.33.0")
@@ -156,8 +164,6 @@ def replay_run(nodes: TraceNodes, tasks: list[Task], policy: str, seed: int, *, 
     run = ReplayRun(seed=seed, weight=weight)
     with contextlib.ExitStack() as stack:
         if loopback:
-            from loopback import serving
-
             url = stack.enter_context(serving(extender))
             client = stack.enter_context(httpx.Client())
         else:

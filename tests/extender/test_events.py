@@ -7,7 +7,6 @@ queue is full.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from functools import partial
@@ -146,4 +145,3 @@ def test_events_flag_needs_the_live_source():
     result = CliRunner().invoke(cli, ["extender", "--demo", "--events"])
     assert result.exit_code == 2 and "--events posts to a live cluster" in result.output
     assert "Traceback" not in result.output
-    json.dumps(result.output)

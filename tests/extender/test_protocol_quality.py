@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from replay import replay_run
+from replay import replay_run, strided
 
 from kubegpu.fragmentation.shapes import mix_from_tasks
 from kubegpu.simulate.inflation import run_result
@@ -24,10 +24,7 @@ pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data/alib
 
 
 def small_cluster() -> TraceNodes:
-    nodes = load_nodes(SHARED / "openb_node_list_gpu_node.csv")
-    keep = slice(0, None, STRIDE)
-    return TraceNodes(names=nodes.names[keep], cpu_milli=nodes.cpu_milli[keep], memory_mib=nodes.memory_mib[keep],
-                      gpus=nodes.gpus[keep], models=nodes.models[keep])
+    return strided(load_nodes(SHARED / "openb_node_list_gpu_node.csv"), STRIDE)
 
 
 @pytest.mark.parametrize("trace", ["default", "gpushare100"])
