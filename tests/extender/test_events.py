@@ -15,11 +15,14 @@ import msgspec
 import pytest
 from clusters import gpu_rules_docs
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from apiserver.eviction import ClusterEmulator
 from apiserver.scheduler import SchedulerEmulator
 from kubegpu.cli.main import cli
-from kubegpu.extender.events import NOTE_LIMIT, REASON, REPORTING_CONTROLLER, EventPoster, lightkube_post
+from kubegpu.extender.events import (NOTE_LIMIT, REASON, REPORTING_CONTROLLER, EventPoster, cut_note,
+                                     lightkube_post)
 from kubegpu.extender.ledger import Decision, Ledger, PodRef
 from kubegpu.extender.metrics import ExtenderMetrics
 from kubegpu.extender.service import Extender
@@ -145,3 +148,13 @@ def test_events_flag_needs_the_live_source():
     result = CliRunner().invoke(cli, ["extender", "--demo", "--events"])
     assert result.exit_code == 2 and "--events posts to a live cluster" in result.output
     assert "Traceback" not in result.output
+
+
+@given(st.text(max_size=3000))
+def test_a_note_never_passes_the_limit_and_short_ones_are_kept(text):
+    out = cut_note(text)
+    assert len(out.encode()) <= NOTE_LIMIT
+    if len(text.encode()) <= NOTE_LIMIT:
+        assert out == text
+    else:
+        assert out.endswith(" ...") and text.startswith(out[:-4])
