@@ -38,7 +38,9 @@ def test_scoring_only_extender_is_ignorable_and_node_cache_capable():
     assert ext["urlPrefix"] == "http://127.0.0.1:8888" and ext["prioritizeVerb"] == "prioritize"
     assert ext["ignorable"] is True and "filterVerb" not in ext and ext["weight"] >= 1
     assert ext["nodeCacheCapable"] is True and ext["httpTimeout"] == "5s"
-    assert ext["managedResources"] == [{"name": "nvidia.com/gpu", "ignoredByScheduler": False}]
+    # whole and renamed time-sliced GPUs; the scheduler still counts both itself (ignoredByScheduler false)
+    assert ext["managedResources"] == [{"name": "nvidia.com/gpu", "ignoredByScheduler": False},
+                                       {"name": "nvidia.com/gpu.shared", "ignoredByScheduler": False}]
     assert config["leaderElection"] == {"leaderElect": True, "resourceLock": "leases",
                                         "resourceNamespace": "kubegpu", "resourceName": "kubegpu-scheduler"}
 
@@ -81,3 +83,18 @@ def test_rbac_is_upstreams_second_scheduler_rbac_plus_its_own_lease():
     assert {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["gpu-sched"],
             "verbs": ["get", "update"]} in lease["rules"]
     assert scheduler_config(objs)["leaderElection"]["resourceName"] == "gpu-sched"
+
+
+def test_events_flag_and_their_rbac_only_when_enabled():
+    objs = objects({"scheduler": {"enabled": True}})
+    deploy = next(d for d in objs["Deployment"] if d["metadata"]["name"] == "kubegpu-scheduler")
+    assert "--events" not in deploy["spec"]["template"]["spec"]["containers"][1]["args"]
+    assert not any(r["metadata"]["name"] == "kubegpu-scheduler-events" for r in objs["ClusterRole"])
+    objs = objects({"scheduler": {"enabled": True, "extender": {"events": {"enabled": True, "qps": 2}}}})
+    deploy = next(d for d in objs["Deployment"] if d["metadata"]["name"] == "kubegpu-scheduler")
+    args = deploy["spec"]["template"]["spec"]["containers"][1]["args"]
+    assert "--events" in args and "--events-qps=2" in args
+    role = next(r for r in objs["ClusterRole"] if r["metadata"]["name"] == "kubegpu-scheduler-events")
+    assert role["rules"] == [{"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create"]}]
+    binding = next(b for b in objs["ClusterRoleBinding"] if b["metadata"]["name"] == "kubegpu-scheduler-events")
+    assert binding["subjects"][0]["name"] == "kubegpu-scheduler"

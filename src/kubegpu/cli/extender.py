@@ -47,16 +47,22 @@ def live_server_options(fn):
 @click.option("--max-body", type=click.IntRange(min=1024), default=40 << 20, show_default=True, metavar="BYTES",
               help="Largest request body accepted (413 beyond).")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=None, help="Seed of the random policy.")
+@click.option("--events", is_flag=True,
+              help="Live source only: post an events.k8s.io/v1 Event (reason KubegpuDecision) on the pod that "
+                   "names its decision record (needs RBAC to create events). Off: the extender writes nothing.")
+@click.option("--events-qps", type=click.FloatRange(min=0.1), default=5.0, show_default=True, metavar="QPS",
+              help="Most Events posted per second (burst twice that); more are queued, then dropped and counted.")
 @live_server_options
 def extender(source, address, port, prefix, policy, ledger, ledger_max_bytes, max_work_lost, assume_ttl, max_body,
-             seed, refresh, stale_after, log_level):
+             seed, events, events_qps, refresh, stale_after, log_level):
     """Serve the kube-scheduler HTTP extender protocol (filter, prioritize, preempt).
 
     POST /filter passes only nodes the scheduling core passes and the GPU rules kube-scheduler
     cannot see (GPU model pins, time-sliced devices, room on one device, whole gangs); POST
     /prioritize scores the policy's choice 10 and everything else lower (0-10); POST /preempt
     drops candidates that would split a running gang or lose more than --max-work-lost. Never
-    answers a node name it was not sent; never binds; never writes to the cluster.
+    answers a node name it was not sent; never binds; writes nothing to the cluster unless
+    --events (then one short Event per decision on the pod, pointing at the ledger record).
     /healthz, /readyz and /metrics as `kubegpu serve`. Binds to 127.0.0.1 unless --address says
     otherwise. Configure kube-scheduler with nodeCacheCapable: true (names only) at scale.
 
@@ -74,6 +80,8 @@ def extender(source, address, port, prefix, policy, ledger, ledger_max_bytes, ma
     from kubegpu.web.serving import run_server
 
     live = not (source.demo or source.snapshots)
+    if events and not live:
+        raise click.UsageError("--events posts to a live cluster: drop --demo/--snapshot, or drop --events")
     store = ExtenderStore(policy=policy, k8s_version=source.k8s_version, stale_after=stale_after, live=live,
                           assume_ttl=assume_ttl, seed=seed)
     if live:
@@ -88,7 +96,16 @@ def extender(source, address, port, prefix, policy, ledger, ledger_max_bytes, ma
     else:
         store.install(load_state(source))   # bad input fails here: one line, exit 2
     book = Ledger(ledger, max_bytes=ledger_max_bytes)
-    service = Extender(store, book, ExtenderMetrics(store, book), max_work_lost=max_work_lost)
+    metrics = ExtenderMetrics(store, book)
+    poster = None
+    if events:
+        from kubegpu.extender.events import EventPoster, lightkube_post
+
+        poster = EventPoster(lightkube_post(source.kubeconfig, source.context), qps=events_qps,
+                             burst=max(1, int(2 * events_qps)), ledger_path=ledger)
+        book.listeners.append(poster.offer)
+        metrics.count_events(poster.counts)
+    service = Extender(store, book, metrics, max_work_lost=max_work_lost)
     app = create_app(service, prefix=prefix, max_body=max_body)
     shown = ("/" + prefix.strip("/")) if prefix.strip("/") else ""
     click.echo(f"kubegpu extender: http://{address}:{port}{shown}/{{filter,prioritize,preempt}} "
@@ -96,4 +113,6 @@ def extender(source, address, port, prefix, policy, ledger, ledger_max_bytes, ma
     try:
         run_server(app, address=address, port=port, log_level=log_level)
     finally:
+        if poster is not None:
+            poster.close()
         book.close()

@@ -117,6 +117,7 @@ class Ledger:
         self._prefix = prefix or f"{os.getpid():x}"
         self._file = None
         self.write_errors = 0
+        self.listeners: list = []     # callables(Decision) run after each record, e.g. EventPoster.offer
         if self.path is not None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -131,15 +132,16 @@ class Ledger:
         line = _ENCODER.encode(decision) + b"\n"
         with self.lock:
             self.ring.append(decision)
-            if self._file is None:
-                return
-            try:
-                if self._file.tell() + len(line) > self.max_bytes and self._file.tell() > 0:
-                    self._rotate()
-                self._file.write(line)
-                self._file.flush()
-            except OSError:
-                self.write_errors += 1      # a full disk must not stop scheduling; counted on /metrics
+            if self._file is not None:
+                try:
+                    if self._file.tell() + len(line) > self.max_bytes and self._file.tell() > 0:
+                        self._rotate()
+                    self._file.write(line)
+                    self._file.flush()
+                except OSError:
+                    self.write_errors += 1      # a full disk must not stop scheduling; counted on /metrics
+        for listener in self.listeners:
+            listener(decision)
 
     def _rotate(self) -> None:
         self._file.close()

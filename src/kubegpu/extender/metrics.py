@@ -56,6 +56,19 @@ class _StoreCollector(Collector):
         yield c
 
 
+class _EventCollector(Collector):
+    def __init__(self, counts) -> None:
+        self.counts = counts
+
+    def collect(self):
+        c = CounterMetricFamily("kubegpu_extender_events", "Kubernetes Events pointing at decision records, by "
+                                "result (offered, posted, dropped: queue full, failed: the POST failed).",
+                                labels=["result"])
+        for result in ("offered", "posted", "dropped", "failed"):
+            c.add_metric([result], getattr(self.counts, result))
+        yield c
+
+
 class ExtenderMetrics:
     """Counters and histograms the request path updates, plus the store's gauges."""
 
@@ -71,6 +84,10 @@ class ExtenderMetrics:
                                  buckets=CONFIRM_BUCKETS, registry=self.registry)
         self.registry.register(_StoreCollector(store, ledger))
         store.on_confirm.append(self.confirm.observe)
+
+    def count_events(self, counts) -> None:
+        """Expose an EventPoster's counts (offered / posted / dropped / failed) as one counter family."""
+        self.registry.register(_EventCollector(counts))
 
     def observe(self, verb: str, outcome: str, seconds: float) -> None:
         self.latency.labels(verb).observe(seconds)
