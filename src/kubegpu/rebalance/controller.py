@@ -116,6 +116,8 @@ class Rebalancer:
                 row["outcome"], row["reason"] = "skipped", blocked
             self.metrics.count_skip(budget_reason(blocked))
             report.budget = _budget_view(opts.budget, RoundAllowance(opts.budget, spent))
+            if live:
+                self._account(report, now)
             return
         allowance = RoundAllowance(opts.budget, spent)
         sequence, chosen = choose_sequence(state, candidates, allowance, opts.policy, opts.time_limit_s)
@@ -216,13 +218,24 @@ class Rebalancer:
             self._account(report, now)
 
     def _account(self, report: RoundReport, now: datetime) -> None:
-        """The round's spending into the ledger: moves made and the work their evictions threw away."""
+        """The round's spending into the ledger: moves made and the work their evictions threw away,
+        plus what `serve --rebalance-journal` exports (outcomes, stranded GPUs, budget skips)."""
         if self.ledger is None:
             return
         moves = [m for p in report.plans for m in p.moves]
         moved = sum(1 for m in moves if m.outcome in ("moved", "elsewhere"))
         lost = sum(m.gpu_hours for m in moves if m.outcome in ("moved", "elsewhere", "failed"))
-        self.ledger.append(at=now, run=report.run or "", status=report.status, moves=moved, gpu_hours=lost)
+        outcomes: dict[str, int] = {}
+        for m in moves:
+            outcomes[m.outcome] = outcomes.get(m.outcome, 0) + 1
+        reasons = [report.skipped] if report.status == "blocked" and report.skipped else \
+            [p.reason for p in report.plans if p.status == "skipped"]
+        skipped: dict[str, int] = {}
+        for why in reasons:
+            skipped[budget_reason(why)] = skipped.get(budget_reason(why), 0) + 1
+        stranded = {k: report.stranded[k] for k in ("before", "after") if report.stranded.get(k) is not None}
+        self.ledger.append(at=now, run=report.run or "", status=report.status, moves=moved, gpu_hours=lost,
+                           outcomes=outcomes, skipped=skipped, stranded=stranded)
 
     def _read(self) -> ClusterState:
         """The cluster now; with a clock of our own, ages and work lost are measured at its time."""
