@@ -145,3 +145,29 @@ def test_promtool_check_metrics_accepts_the_rebalance_families(app_for, tmp_path
     proc = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip() == "" and proc.stderr.strip() == "", "promtool lint findings"
+
+
+def _serve_deployment(override: dict) -> dict:
+    from pathlib import Path
+
+    from tests.web.helm_render import manifests
+
+    chart = Path(__file__).resolve().parents[2] / "deploy" / "helm" / "kubegpu"
+    return next(d for d in manifests(chart, override) if d["kind"] == "Deployment"
+                and not d["metadata"]["name"].endswith(("-rebalance", "-scheduler")))
+
+
+def test_chart_serve_mounts_the_journal_claim_read_only_only_when_asked():
+    claim = {"rebalance": {"enabled": True, "journalClaim": "rb-journal"}}
+    pod = _serve_deployment(claim)["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert "--rebalance-journal=/var/lib/kubegpu-rebalance" in container["args"]
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "rebalance-journal")
+    assert mount == {"name": "rebalance-journal", "mountPath": "/var/lib/kubegpu-rebalance", "readOnly": True}
+    volume = next(v for v in pod["volumes"] if v["name"] == "rebalance-journal")
+    assert volume["persistentVolumeClaim"] == {"claimName": "rb-journal", "readOnly": True}
+    for override in ({"rebalance": {"enabled": True}}, {"rebalance": {"journalClaim": "rb-journal"}},
+                     {"rebalance": {"enabled": True, "journalClaim": "rb-journal", "serveReadsJournal": False}}):
+        pod = _serve_deployment(override)["spec"]["template"]["spec"]
+        assert not any(a.startswith("--rebalance-journal") for a in pod["containers"][0]["args"]), override
+        assert all(v["name"] != "rebalance-journal" for v in pod["volumes"]), override
