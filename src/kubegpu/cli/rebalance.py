@@ -102,7 +102,8 @@ def _owner():
 @click.option("--stranded-above", type=click.FloatRange(min=0), metavar="GPUS",
               help="Also act when stranded GPUs for the cluster's own demand stay above this (off by default).")
 @click.option("--sustained", default="30m", show_default=True, callback=_duration, metavar="DURATION",
-              help="How long --stranded-above must hold (tracked by the loop between rounds).")
+              help="How long --stranded-above must hold; the time it went above is kept in the ledger in "
+                   "--journal-dir, so separate --once runs (a CronJob) honour it too.")
 @click.option("--max-moves", type=click.IntRange(min=0), default=6, show_default=True, help="Pod moves per round.")
 @click.option("--max-moves-per-node", type=click.IntRange(min=1), default=PER_NODE_DEFAULT, show_default=True,
               metavar="N", help="Moves at once on one node: reservations held there plus pods leaving it "

@@ -102,6 +102,8 @@ class Rebalancer:
         initial = state
         reading = stranded_reading(state)
         self.metrics.stranded_before = reading.gpus
+        if self.ledger is not None and opts.stranded_above is not None:   # the timer outlives --once runs
+            self.timer.above_since = self.ledger.stranded_since(opts.stranded_above)
         stranded_for = self.timer.update(reading.gpus, opts.stranded_above, now)
         candidates = pending_candidates(state, now, opts.min_pending_age_s)
         report.candidates = [candidate_row(c) for c in candidates]
@@ -234,8 +236,13 @@ class Rebalancer:
         for why in reasons:
             skipped[budget_reason(why)] = skipped.get(budget_reason(why), 0) + 1
         stranded = {k: report.stranded[k] for k in ("before", "after") if report.stranded.get(k) is not None}
+        timer = {}
+        if self.opts.stranded_above is not None and "before" in stranded:
+            since = self.timer.above_since
+            timer = {"stranded_above": self.opts.stranded_above,
+                     "stranded_above_since": None if since is None else since.isoformat()}
         self.ledger.append(at=now, run=report.run or "", status=report.status, moves=moved, gpu_hours=lost,
-                           outcomes=outcomes, skipped=skipped, stranded=stranded)
+                           outcomes=outcomes, skipped=skipped, stranded=stranded, **timer)
 
     def _read(self) -> ClusterState:
         """The cluster now; with a clock of our own, ages and work lost are measured at its time."""

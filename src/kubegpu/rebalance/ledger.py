@@ -5,8 +5,10 @@ that shares the directory, reads what earlier rounds spent. Each record:
 `{"at": RFC3339 (the round's clock), "run": id, "status": str, "moves": int, "gpu_hours": float}`,
 and, for `kubegpu serve --rebalance-journal` (optional: older lines lack them), `outcomes` (move
 outcome -> count), `skipped` (budget reason -> plans or rounds held back) and `stranded`
-(`before`/`after`: stranded GPUs around the round). The journals hold every change; the ledger only
-what budgets and metrics need.
+(`before`/`after`: stranded GPUs around the round). With `--stranded-above`, `stranded_above` (the
+threshold) and `stranded_above_since` (RFC3339, or null while below it) carry the `--sustained` timer
+from one `--once` run (or leader) to the next. The journals hold every change; the ledger only what
+budgets, metrics and the timer need.
 """
 
 from __future__ import annotations
@@ -31,10 +33,10 @@ class Ledger:
         self.path = Path(directory) / LEDGER_NAME
 
     def append(self, *, at: datetime, run: str, status: str, moves: int, gpu_hours: float,
-               **extra: dict) -> None:
+               **extra: object) -> None:
         """One round; `extra` adds the optional metric fields (outcomes, skipped, stranded)."""
         rec = {"at": at.isoformat(), "run": run, "status": status, "moves": moves, "gpu_hours": round(gpu_hours, 4)}
-        rec.update({k: v for k, v in extra.items() if v})
+        rec.update({k: v for k, v in extra.items() if v is not None and v != {}})
         line = json.dumps(rec, sort_keys=True) + "\n"
         try:
             with open(self.path, "a", encoding="utf-8") as fh:
@@ -74,6 +76,18 @@ class Ledger:
                 raise InputError(f"line {i} is not a ledger record (at, moves, gpu_hours)", where=str(self.path))
             out.append(rec)
         return out
+
+    def stranded_since(self, threshold: float) -> datetime | None:
+        """Since when the last round that measured against `threshold` saw stranded GPUs above it
+        (None: below it, never measured, or measured against another threshold)."""
+        for rec in reversed(self.records()):
+            if "stranded_above" not in rec:
+                continue
+            since = rec.get("stranded_above_since")
+            if rec["stranded_above"] != threshold or not isinstance(since, str):
+                return None
+            return parse_time(since)
+        return None
 
     def spent(self, now: datetime) -> Spent:
         """GPU-hours lost since 00:00 UTC of `now`'s day, and when the last round that moved pods ran."""
