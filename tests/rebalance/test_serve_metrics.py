@@ -50,3 +50,29 @@ def test_a_round_held_back_by_quiet_hours_is_counted_by_both(live):
     own, theirs = shared_samples(reb.metrics.exposition()), shared_samples(served(live.journal_dir))
     assert own[("kubegpu_rebalance_skipped_by_budget_total", ("reason", "quiet-hours"))] == 1
     assert own == theirs
+
+
+def test_a_round_the_api_server_cuts_short_still_spends_its_moves_in_the_ledger(live):
+    from apiserver.wire import status_reply
+
+    from kubegpu.rebalance.ledger import Ledger
+
+    evicted = []
+
+    def fail_reads_after_the_evictions(request):
+        if request.path.endswith("/eviction"):
+            evicted.append(request.path)
+        if len(evicted) >= 3 and request.method == "GET" and request.path == "/api/v1/pods" \
+                and "watch" not in request.query:
+            return status_reply(503, "ServiceUnavailable", "etcd is down")
+        return None
+
+    reb = live.rebalancer()
+    live.server.faults.append(fail_reads_after_the_evictions)
+    report = reb.round()
+    live.server.faults.clear()
+    assert report.status == "failed" and len(evicted) == 3, report.message
+    (rec,) = Ledger(live.journal_dir).records()
+    assert rec["status"] == "failed" and rec["moves"] == 3 and rec["outcomes"] == {"moved": 3}
+    assert rec["gpu_hours"] == round(sum(m.gpu_hours for p in report.plans for m in p.moves), 4) > 0
+    assert shared_samples(reb.metrics.exposition()) == shared_samples(served(live.journal_dir))

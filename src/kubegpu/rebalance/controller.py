@@ -69,6 +69,8 @@ class Rebalancer:
         guard = SignalGuard()
         live = self.ctx is not None
         report = RoundReport(mode="live" if live else "dry-run", at="", status="nothing-to-do", message="")
+        self._round_at = None                      # set once this round has read the cluster
+        cut_short = False
         try:
             with guard.running():
                 self._round(report)
@@ -77,11 +79,11 @@ class Rebalancer:
         except Terminated:
             report.status, report.signal, report.message = "stopped", 15, "terminated (SIGTERM); " + report.message
         except (*TRANSIENT, SourceError) as err:  # the API server failed us: this round stops, the loop goes on
-            report.status = "failed"
+            report.status, cut_short = "failed", True
             report.message = f"the API server answered {err}; " + report.message if not isinstance(err, SourceError) \
                 else f"{err}; " + report.message
-        if report.signal is not None and live and self._round_at is not None:
-            self._account(report, self._round_at)   # what the stopped round spent still counts
+        if (report.signal is not None or cut_short) and live and self._round_at is not None:
+            self._account(report, self._round_at)   # what a stopped or failed round spent still counts
         self.metrics.count_round(report.status)
         return report
 
