@@ -24,7 +24,7 @@ from kubegpu.cli.options import load_state, source_options
               default="warning", show_default=True, help="uvicorn's log level.")
 @click.option("--ledger", metavar="PATH", type=click.Path(dir_okay=False),
               help="The decision log of `kubegpu extender --ledger PATH`: shown on /decisions and at /api/decisions.")
-@click.option("--rebalance-journal", metavar="DIR", type=click.Path(file_okay=False),
+@click.option("--rebalance-journal", metavar="DIR", type=click.Path(exists=True, file_okay=False),
               help="The journal directory of `kubegpu rebalance --journal-dir DIR` (read-only): its "
                    "kubegpu_rebalance_* metrics on /metrics and a line on the overview.")
 def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after, log_level, ledger,
