@@ -174,22 +174,13 @@ def test_chart_serve_mounts_the_journal_claim_read_only_only_when_asked():
 
 
 def test_the_real_cli_serves_the_journal_and_follows_new_rounds(tmp_path):
-    import sys
     import time
     import urllib.request
 
-    from tests.web.conftest import SRC, free_port, wait_http
+    from tests.web.conftest import serving
 
     write_rounds(tmp_path)
-    port = free_port()
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (SRC, env.get("PYTHONPATH")) if p)
-    proc = subprocess.Popen([sys.executable, "-m", "kubegpu.cli.main", "serve", "--demo", "--port", str(port),
-                             "--rebalance-journal", str(tmp_path)], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_http(base + "/readyz", time.monotonic() + 60)
+    with serving("--demo", "--rebalance-journal", str(tmp_path)) as base:
         scrape = lambda: values(urllib.request.urlopen(base + "/metrics", timeout=10).read().decode())  # noqa: E731
         assert scrape()[("kubegpu_rebalance_rounds_total", ("status", "moved"))] == 1
         Ledger(tmp_path).append(at=T0 + timedelta(minutes=15), run="r4", status="moved", moves=1, gpu_hours=0.5,
@@ -199,9 +190,6 @@ def test_the_real_cli_serves_the_journal_and_follows_new_rounds(tmp_path):
         assert after[("kubegpu_rebalance_rounds_total", ("status", "moved"))] == 2
         assert after[("kubegpu_rebalance_moves_total", ("outcome", "moved"))] == 2
         assert after[("kubegpu_rebalance_stranded_gpus", ("when", "after"))] == 1.0
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_the_real_cli_refuses_a_missing_journal_directory(tmp_path):
