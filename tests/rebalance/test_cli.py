@@ -66,3 +66,13 @@ def test_stranded_gpus_above_the_threshold_make_a_round_for_the_largest_demand_s
     assert data["stranded"]["after"] < data["stranded"]["before"] == 5.37
     r = run("--demo", "--once", "--min-pending-age", "24h", "--stranded-above", "6", "--sustained", "0s", "-o", "json")
     assert json.loads(r.stdout)["status"] == "nothing-to-do"      # 5.37 stranded is not above 6
+
+
+def test_max_moves_per_node_reaches_the_budget_koordinator_default_2():
+    r = run("--demo", "--once", "-o", "json")
+    assert json.loads(r.stdout)["budget"]["per_node"] == 2
+    r = run("--demo", "--once", "-o", "json", "--max-moves-per-node", "1")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["budget"]["per_node"] == 1
+    r = run("--demo", "--once", "--max-moves-per-node", "0")
+    assert r.returncode == 2 and "--max-moves-per-node" in r.stderr and "Traceback" not in r.stderr

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -64,17 +65,14 @@ def wait_http(url: str, deadline: float) -> None:
     raise TimeoutError(f"{url} did not answer")
 
 
-@pytest.fixture(scope="session")
-def served_demo(tmp_path_factory):
-    """`kubegpu serve --demo` as a user runs it (a subprocess on a free loopback port); yields its base URL."""
+@contextmanager
+def serving(*args: str):
+    """`kubegpu serve ARGS` as a user runs it (a subprocess on a free loopback port); yields its base URL."""
     port = free_port()
-    results = tmp_path_factory.mktemp("results")
-    (results / "seed-flapping.json").write_text(json.dumps(SIMULATE_RUN))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (SRC, env.get("PYTHONPATH")) if p)
-    proc = subprocess.Popen([sys.executable, "-m", "kubegpu.cli.main", "serve", "--demo", "--port", str(port),
-                             "--results", str(results)], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-m", "kubegpu.cli.main", "serve", *args, "--port", str(port)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_http(base + "/readyz", time.monotonic() + 60)
@@ -82,3 +80,12 @@ def served_demo(tmp_path_factory):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def served_demo(tmp_path_factory):
+    """`kubegpu serve --demo --results DIR`; yields its base URL."""
+    results = tmp_path_factory.mktemp("results")
+    (results / "seed-flapping.json").write_text(json.dumps(SIMULATE_RUN))
+    with serving("--demo", "--results", str(results)) as base:
+        yield base

@@ -14,6 +14,7 @@ from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import emit, literal, to_plain
 from kubegpu.errors import UsageError
 from kubegpu.model.timeutil import parse_duration
+from kubegpu.rebalance.budget import PER_NODE_DEFAULT
 
 
 def _duration(ctx, param, value):
@@ -101,8 +102,12 @@ def _owner():
 @click.option("--stranded-above", type=click.FloatRange(min=0), metavar="GPUS",
               help="Also act when stranded GPUs for the cluster's own demand stay above this (off by default).")
 @click.option("--sustained", default="30m", show_default=True, callback=_duration, metavar="DURATION",
-              help="How long --stranded-above must hold (tracked by the loop between rounds).")
+              help="How long --stranded-above must hold; the time it went above is kept in the ledger in "
+                   "--journal-dir, so separate --once runs (a CronJob) honour it too.")
 @click.option("--max-moves", type=click.IntRange(min=0), default=6, show_default=True, help="Pod moves per round.")
+@click.option("--max-moves-per-node", type=click.IntRange(min=1), default=PER_NODE_DEFAULT, show_default=True,
+              metavar="N", help="Moves at once on one node: reservations held there plus pods leaving it "
+                                "(Koordinator's migration default is 2).")
 @click.option("--max-gpu-hours-lost", type=click.FloatRange(min=0), metavar="H",
               help="GPU-hours of work thrown away per round (checkpoint annotations count, as in defrag).")
 @click.option("--max-gpu-hours-lost-per-day", type=click.FloatRange(min=0), metavar="H",
@@ -127,7 +132,7 @@ def _owner():
 @click.option("--metrics-address", default="127.0.0.1", show_default=True, help="Address for /metrics.")
 @click.option("--yes", is_flag=True, help="Act on the live cluster. Without it a live source is a dry run too.")
 def rebalance(source, output, once, interval, min_pending_age, stranded_above, sustained, max_moves,
-              max_gpu_hours_lost, max_gpu_hours_lost_per_day, cooldown, quiet_hours, ttl, reserve_timeout,
+              max_moves_per_node, max_gpu_hours_lost, max_gpu_hours_lost_per_day, cooldown, quiet_hours, ttl, reserve_timeout,
               placeholder_namespace, journal_dir, allow_local_storage, lease_name, lease_namespace, metrics_port,
               metrics_address, yes):
     """Make room for GPU pods that wait too long, by the fewest safe moves, reserving each destination first.
@@ -156,7 +161,7 @@ def rebalance(source, output, once, interval, min_pending_age, stranded_above, s
     from kubegpu.defrag.scope import namespace_policy
     from kubegpu.rebalance.controller import RebalanceOptions, Rebalancer
 
-    budget = Budget(max_moves=max_moves, max_gpu_hours_round=max_gpu_hours_lost,
+    budget = Budget(max_moves=max_moves, per_node=max_moves_per_node, max_gpu_hours_round=max_gpu_hours_lost,
                     max_gpu_hours_day=max_gpu_hours_lost_per_day, cooldown_s=cooldown,
                     quiet_hours=tuple(parse_quiet_hours(quiet_hours)))
     dry = bool(source.demo or source.snapshots) or not yes

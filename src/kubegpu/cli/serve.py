@@ -24,12 +24,17 @@ from kubegpu.cli.options import load_prices, load_state, source_options
               default="warning", show_default=True, help="uvicorn's log level.")
 @click.option("--ledger", metavar="PATH", type=click.Path(dir_okay=False),
               help="The decision log of `kubegpu extender --ledger PATH`: shown on /decisions and at /api/decisions.")
-def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after, log_level, ledger):
+@click.option("--rebalance-journal", metavar="DIR", type=click.Path(exists=True, file_okay=False),
+              help="The journal directory of `kubegpu rebalance --journal-dir DIR` (read-only): its "
+                   "kubegpu_rebalance_* metrics on /metrics and a line on the overview.")
+def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after, log_level, ledger,
+          rebalance_journal):
     """Serve the GPU dashboard, the JSON API and Prometheus /metrics (read-only).
 
     /api/status, /api/frag, /api/why[?pod=NS/NAME], /api/defrag?size=K|for=NS/NAME and
     /api/audit return exactly what the command of the same name prints with -o json. With
-    --ledger, /decisions and /api/decisions[?pod=NS/NAME] show the extender's decision log.
+    --ledger, /decisions and /api/decisions[?pod=NS/NAME] show the extender's decision log. With
+    --rebalance-journal, /metrics adds the rebalancer's kubegpu_rebalance_* totals from its ledger.
     Views are computed once per cluster change, never per request. Never changes the cluster
     and never reads Secrets. Binds to 127.0.0.1 unless --address says otherwise.
 
@@ -55,6 +60,7 @@ def serve(source, address, port, results_dir, metrics_pods, refresh, stale_after
         LiveRefresher(store, partial(LiveCache, source.kubeconfig, source.context), relist_every=refresh).start()
     else:
         store.install(load_state(source))  # bad input fails here: one line, exit 2
-    app = create_app(store, metrics_pods=metrics_pods, results_dir=results_dir, ledger=ledger)
+    app = create_app(store, metrics_pods=metrics_pods, results_dir=results_dir, ledger=ledger,
+                     rebalance_journal=rebalance_journal)
     click.echo(f"kubegpu serve: http://{address}:{port}/ ({source.describe()}; read-only)", err=True)
     run_server(app, address=address, port=port, log_level=log_level)

@@ -6,7 +6,7 @@ answer / anything else), so the executor and the rebalancer stop on the same ans
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Protocol
 
 from lightkube import codecs
@@ -88,19 +88,42 @@ class LightkubeRebalanceApi(LightkubeApi):
 
     def _lease_write(self, fn, body: dict) -> dict:
         try:
-            return self._call(fn, codecs.from_dict(body), field_manager=self.field_manager).to_dict()
+            return self._call(fn, to_resource(body), field_manager=self.field_manager).to_dict()
         except ApiFailure as err:
             if err.code == 409:
                 raise LeaseConflict(str(err)) from None
             raise
 
     def create_event(self, body: dict) -> None:
-        self._call(self.client.create, codecs.from_dict(body), field_manager=self.field_manager)
+        self._call(self.client.create, to_resource(body), field_manager=self.field_manager)
 
 
 def micro_time(when: datetime) -> str:
-    """MicroTime: RFC 3339 with 6 fractional digits (live-scheduling-facts.md section 6)."""
+    """MicroTime: RFC 3339 in UTC with 6 fractional digits (live-scheduling-facts.md section 6)."""
+    if when.tzinfo is not None:
+        when = when.astimezone(timezone.utc)
     return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# kind -> (the nested object holding MicroTime fields, or None for the top level; the field names)
+MICRO_TIME_FIELDS = {"Lease": ("spec", ("acquireTime", "renewTime")), "Event": (None, ("eventTime",))}
+
+
+def to_resource(body: dict):
+    """lightkube's object for `body`, every MicroTime written with 6 fractional digits on the wire.
+
+    lightkube decodes MicroTime into a datetime and msgspec encodes one whose microseconds are 0
+    without a fraction ("...:05Z"); the API server decodes MicroTime with
+    time.Parse(RFC3339Micro, "2006-01-02T15:04:05.000000Z07:00") (apimachinery
+    meta/v1/micro_time.go UnmarshalJSON), which refuses that: 400 on one renewal in a million."""
+    obj = codecs.from_dict(body)
+    where, names = MICRO_TIME_FIELDS.get(body.get("kind") or "", (None, ()))
+    target = getattr(obj, where, None) if where else obj
+    for name in names:
+        value = getattr(target, name, None) if target is not None else None
+        if isinstance(value, datetime):
+            setattr(target, name, micro_time(value))   # a str on a msgspec Struct is encoded as it is
+    return obj
 
 
 __all__ = ["LeaseConflict", "LightkubeRebalanceApi", "RebalanceApi", "micro_time"]

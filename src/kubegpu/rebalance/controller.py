@@ -69,6 +69,8 @@ class Rebalancer:
         guard = SignalGuard()
         live = self.ctx is not None
         report = RoundReport(mode="live" if live else "dry-run", at="", status="nothing-to-do", message="")
+        self._round_at = None                      # set once this round has read the cluster
+        cut_short = False
         try:
             with guard.running():
                 self._round(report)
@@ -77,11 +79,11 @@ class Rebalancer:
         except Terminated:
             report.status, report.signal, report.message = "stopped", 15, "terminated (SIGTERM); " + report.message
         except (*TRANSIENT, SourceError) as err:  # the API server failed us: this round stops, the loop goes on
-            report.status = "failed"
+            report.status, cut_short = "failed", True
             report.message = f"the API server answered {err}; " + report.message if not isinstance(err, SourceError) \
                 else f"{err}; " + report.message
-        if report.signal is not None and live and self._round_at is not None:
-            self._account(report, self._round_at)   # what the stopped round spent still counts
+        if (report.signal is not None or cut_short) and live and self._round_at is not None:
+            self._account(report, self._round_at)   # what a stopped or failed round spent still counts
         self.metrics.count_round(report.status)
         return report
 
@@ -102,6 +104,8 @@ class Rebalancer:
         initial = state
         reading = stranded_reading(state)
         self.metrics.stranded_before = reading.gpus
+        if self.ledger is not None and opts.stranded_above is not None:   # the timer outlives --once runs
+            self.timer.above_since = self.ledger.stranded_since(opts.stranded_above)
         stranded_for = self.timer.update(reading.gpus, opts.stranded_above, now)
         candidates = pending_candidates(state, now, opts.min_pending_age_s)
         report.candidates = [candidate_row(c) for c in candidates]
@@ -116,6 +120,8 @@ class Rebalancer:
                 row["outcome"], row["reason"] = "skipped", blocked
             self.metrics.count_skip(budget_reason(blocked))
             report.budget = _budget_view(opts.budget, RoundAllowance(opts.budget, spent))
+            if live:
+                self._account(report, now)
             return
         allowance = RoundAllowance(opts.budget, spent)
         sequence, chosen = choose_sequence(state, candidates, allowance, opts.policy, opts.time_limit_s)
@@ -216,13 +222,29 @@ class Rebalancer:
             self._account(report, now)
 
     def _account(self, report: RoundReport, now: datetime) -> None:
-        """The round's spending into the ledger: moves made and the work their evictions threw away."""
+        """The round's spending into the ledger: moves made and the work their evictions threw away,
+        plus what `serve --rebalance-journal` exports (outcomes, stranded GPUs, budget skips)."""
         if self.ledger is None:
             return
         moves = [m for p in report.plans for m in p.moves]
         moved = sum(1 for m in moves if m.outcome in ("moved", "elsewhere"))
         lost = sum(m.gpu_hours for m in moves if m.outcome in ("moved", "elsewhere", "failed"))
-        self.ledger.append(at=now, run=report.run or "", status=report.status, moves=moved, gpu_hours=lost)
+        outcomes: dict[str, int] = {}
+        for m in moves:
+            outcomes[m.outcome] = outcomes.get(m.outcome, 0) + 1
+        reasons = [report.skipped] if report.status == "blocked" and report.skipped else \
+            [p.reason for p in report.plans if p.status == "skipped"]
+        skipped: dict[str, int] = {}
+        for why in reasons:
+            skipped[budget_reason(why)] = skipped.get(budget_reason(why), 0) + 1
+        stranded = {k: report.stranded[k] for k in ("before", "after") if report.stranded.get(k) is not None}
+        timer = {}
+        if self.opts.stranded_above is not None and "before" in stranded:
+            since = self.timer.above_since
+            timer = {"stranded_above": self.opts.stranded_above,
+                     "stranded_above_since": None if since is None else since.isoformat()}
+        self.ledger.append(at=now, run=report.run or "", status=report.status, moves=moved, gpu_hours=lost,
+                           outcomes=outcomes, skipped=skipped, stranded=stranded, **timer)
 
     def _read(self) -> ClusterState:
         """The cluster now; with a clock of our own, ages and work lost are measured at its time."""

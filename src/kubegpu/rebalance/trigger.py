@@ -84,7 +84,8 @@ def stranded_reading(state: ClusterState) -> StrandedReading:
 
 @dataclass
 class SustainedTimer:
-    """How long a reading has stayed above a threshold (kept by the loop between rounds)."""
+    """How long a reading has stayed above a threshold; a live round seeds it from the ledger
+    (Ledger.stranded_since), so it outlives the process."""
 
     above_since: datetime | None = None
 

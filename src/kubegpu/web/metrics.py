@@ -290,6 +290,51 @@ class HealthCollector(Collector):
         yield build
 
 
+class RebalanceCollector(Collector):
+    """`serve --rebalance-journal DIR`: the rebalancer's `kubegpu_rebalance_*` families, same names and
+    meaning, from its journal directory (web/rebalance.py). The families are built once per change
+    of the summary; the caller refreshes the journal off the event loop before a scrape."""
+
+    def __init__(self, journal) -> None:
+        self.journal = journal
+        self._built: tuple[int, list] | None = None
+
+    def collect(self):
+        version = self.journal.version
+        if self._built is None or self._built[0] != version:
+            self._built = (version, rebalance_families(self.journal.summary))
+        return iter(self._built[1])
+
+
+def rebalance_families(s) -> list:
+    """The families of a RebalanceSummary (HELP texts as rebalance/metrics.py writes them)."""
+    moves = CounterMetricFamily("kubegpu_rebalance_moves", "Pod moves by outcome (moved: replacement on the "
+                                "planned node).", labels=("outcome",))
+    for outcome, n in sorted(s.moves.items()):
+        moves.add_metric((outcome,), n)
+    stranded = GaugeMetricFamily("kubegpu_rebalance_stranded_gpus", "Stranded GPUs for the cluster's own demand "
+                                 "around the last round.", labels=("when",))
+    for when, value in (("before", s.stranded_before), ("after", s.stranded_after)):
+        if value is not None:
+            stranded.add_metric((when,), value)
+    rounds = CounterMetricFamily("kubegpu_rebalance_rounds", "Rounds by status.", labels=("status",))
+    for status, n in sorted(s.rounds.items()):
+        rounds.add_metric((status,), n)
+    skipped = CounterMetricFamily("kubegpu_rebalance_skipped_by_budget", "Rounds or plans a budget or window "
+                                  "held back.", labels=("reason",))
+    for reason, n in sorted(s.skipped_by_budget.items()):
+        skipped.add_metric((reason,), n)
+    return [moves, CounterMetricFamily("kubegpu_rebalance_gpu_seconds_lost", "Work thrown away by evictions, in "
+                                       "GPU-seconds (Prometheus base unit; / 3600 = GPU-hours).",
+                                       value=round(s.gpu_hours_lost * 3600, 3)),
+            stranded,
+            GaugeMetricFamily("kubegpu_rebalance_reservations_held", "Placeholder pods held right now.",
+                              value=s.reservations_held),
+            rounds, skipped,
+            GaugeMetricFamily("kubegpu_rebalance_journal_errors", "Files of the rebalance journal directory "
+                              "that could not be read (serve --rebalance-journal).", value=len(s.errors))]
+
+
 class RequestMetrics:
     """The exporter's own HTTP metrics (route templates as labels: bounded)."""
 

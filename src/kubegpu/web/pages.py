@@ -64,10 +64,12 @@ def pool_summary(nodes: list[NodeMap]) -> list[dict]:
 
 
 class Pages:
-    def __init__(self, store: ModelStore, *, results_dir: str | None = None, decisions: bool = False) -> None:
+    def __init__(self, store: ModelStore, *, results_dir: str | None = None, decisions: bool = False,
+                 rebalance=None) -> None:
         self.store = store
         self.results_dir = results_dir
         self.decisions = decisions   # serve --ledger: the why page links the pod's decisions
+        self.rebalance = rebalance   # serve --rebalance-journal: a RebalanceJournal, one line on the overview
 
     def routes(self) -> list[Route]:
         return [Route("/", self.overview), Route("/pending", self.pending),
@@ -111,6 +113,7 @@ class Pages:
         nodes = filter_map(v.gpumap.nodes, pool, model)
         aggregated = len(nodes) > MAP_NODE_LIMIT
         namespaces = sorted({p.namespace or "default" for p in v.state.pods})
+        rebalance = await run_in_threadpool(self.rebalance.refresh) if self.rebalance is not None else None
         return self._page(
             "overview.html", title="Overview", v=v, frag=v.frag, totals=v.status.totals,
             nodes=nodes, aggregated=aggregated, pools=pool_summary(nodes) if aggregated else [],
@@ -118,7 +121,7 @@ class Pages:
             gmap=v.gpumap, all_pools=sorted({pool_of(n) for n in v.gpumap.nodes}),
             all_models=sorted({model_of(n) for n in v.gpumap.nodes}),
             namespaces=namespaces, pending=sum(1 for r in v.pending_gpu if is_blocked(r)),
-            audit=v.audit, map_limit=MAP_NODE_LIMIT)
+            audit=v.audit, map_limit=MAP_NODE_LIMIT, rebalance=rebalance)
 
     async def pending(self, request: Request) -> Response:
         v = self._views()
