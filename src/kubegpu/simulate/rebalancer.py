@@ -26,7 +26,6 @@ import numpy as np
 from kubegpu.errors import InputError
 from kubegpu.scheduling.placement.task import Placement
 from kubegpu.simulate.jobstate import PENDING, RUNNING
-from kubegpu.simulate.preemption import node_copy
 from kubegpu.simulate.scenario import seconds
 from kubegpu.simulate.workload import Job
 
@@ -104,7 +103,7 @@ class SimRebalancer:
             movable = sorted(((key[0], devs) for key, devs in e.cluster.pods_on[slot].items()
                               if _movable(e.jobs[key[0]], e.runs[key[0]], job)),
                              key=lambda v: (-e.jobs[v[0]].task.total_gpu_milli, v[0]))
-            one, chosen = node_copy(state, slot), []
+            one, chosen = state.rows([slot]), []  # what-if on a one-node copy
             for victim, devs in movable:
                 if one.fits_on(task, 0):
                     break
