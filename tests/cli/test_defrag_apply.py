@@ -10,12 +10,24 @@ import sys
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "defrag"))
 from apiserver.eviction import ClusterEmulator  # noqa: E402
 from apiserver.server import FakeApiServer  # noqa: E402
 from apiserver.wire import ObjectKey, status_reply  # noqa: E402
 from builders import fragmented, pod  # noqa: E402
+
+
+APPLY_SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "defrag-apply.schema.json"
+
+
+def valid_report(text: str) -> dict:
+    """The --apply/--resume report, checked against docs/schemas/defrag-apply.schema.json."""
+    report = json.loads(text)
+    errors = list(Draft202012Validator(json.loads(APPLY_SCHEMA.read_text())).iter_errors(report))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
+    return report
 
 
 def namespace(name, uid):
@@ -62,7 +74,7 @@ def test_apply_then_resume_after_a_transient_500_and_the_guards(clusters, tmp_pa
     first = cli("--kubeconfig", str(kc), "--for", "ml/big", "--apply", "--yes", "--journal", str(journal),
                 "-o", "json")
     assert first.returncode == 1, first.stderr
-    report = json.loads(first.stdout)
+    report = valid_report(first.stdout)
     assert report["status"] == "stopped" and report["resumable"] and "etcd leader changed" in report["message"]
     assert emu_a.evictions == [] and not any(_cordoned(a, n) for n in report["uncordoned"])
     node = report["uncordoned"][0]
@@ -77,7 +89,7 @@ def test_apply_then_resume_after_a_transient_500_and_the_guards(clusters, tmp_pa
     fail["on"] = False
     again = cli("--kubeconfig", str(kc), "--resume", str(journal), "-o", "json")
     assert again.returncode == 0, again.stderr
-    assert json.loads(again.stdout)["status"] == "finished"
+    assert valid_report(again.stdout)["status"] == "finished"
     assert len(emu_a.evictions) == 3 and not _cordoned(a, node)
     done = cli("--kubeconfig", str(kc), "--resume", str(journal))
     assert done.returncode == 0 and "already finished" in done.stdout
@@ -142,7 +154,7 @@ def test_a_signal_mid_run_uncordons_leaves_a_resumable_journal_and_exits_128_plu
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == code, err
-    report = json.loads(out)
+    report = valid_report(out)
     assert report["status"] == "stopped" and report["resumable"]
     assert report["uncordoned"] and not any(_cordoned(a, n) for n in report["uncordoned"])
     assert json.loads(journal.read_text().splitlines()[-1])["status"] == "stopped"
