@@ -101,7 +101,7 @@ def test_apply_table_output_and_an_existing_journal(clusters, tmp_path):
     journal = tmp_path / "j.jsonl"
     r = cli("--kubeconfig", str(kc), "--size", "2", "--apply", "--yes", "--journal", str(journal))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("finished: 1 move(s) done") and "uncordoned: gpu-" in r.stdout
+    assert r.stdout.startswith("finished: 1 move done") and "uncordoned: gpu-" in r.stdout
     assert "dry run" not in r.stderr and "about to: cordon" in r.stderr  # the plan is shown before acting
     again = cli("--kubeconfig", str(kc), "--for", "ml/big", "--apply", "--journal", str(journal))
     assert again.returncode == 2 and "another plan" in again.stderr
@@ -114,7 +114,7 @@ def test_apply_without_yes_asks_and_no_means_nothing_happens(clusters, tmp_path)
     r = subprocess.run([sys.executable, "-m", "kubegpu.cli.main", "defrag", "--kubeconfig", str(kc), "--for",
                         "ml/big", "--apply", "--journal", str(tmp_path / "j")], input="n\n", capture_output=True,
                        text=True, timeout=120)
-    assert r.returncode == 1 and "Apply these 3 move(s)" in r.stderr
+    assert r.returncode == 1 and "Apply these 3 moves" in r.stderr
     assert emu_a.evictions == [] and emu_a.cordon_patches == [] and not (tmp_path / "j").exists()
 
 

@@ -14,12 +14,13 @@ from kubegpu.cli.render import literal
 from kubegpu.defrag import Goal, Plan, after_state, plan_defrag
 from kubegpu.defrag.scope import namespace_policy, plan_in_namespace
 from kubegpu.errors import UsageError
+from kubegpu.model.text import counted
 
 
 def headline(plan: Plan) -> str:
     """One line: the goal and what reaching it costs (GPU-hours with two decimals)."""
     if plan.feasible and plan.moves:
-        return (f"{plan.goal.describe()}: {len(plan.moves)} move(s) in {len(plan.steps)} step(s), "
+        return (f"{plan.goal.describe()}: {counted(len(plan.moves), 'move')} in {counted(len(plan.steps), 'step')}, "
                 f"{plan.total_cost_gpu_hours:.2f} GPU-hours of work lost")
     return plan.message
 
@@ -28,11 +29,11 @@ def solver_line(plan: Plan) -> str | None:
     s = plan.solver
     if s is None:
         return None
-    heur = (f"heuristic: {s.heuristic_moves} move(s) in {s.heuristic_seconds:g} s" if s.heuristic_moves is not None
+    heur = (f"heuristic: {counted(s.heuristic_moves, 'move')} in {s.heuristic_seconds:g} s" if s.heuristic_moves is not None
             else "heuristic: no plan")
     exact = f"exact: {s.milp_status}" if s.milp_status else "exact: not run"
     if s.milp_moves is not None:
-        exact += f", {s.milp_moves} move(s)"
+        exact += f", {counted(s.milp_moves, 'move')}"
     gap = f"; heuristic gap {s.optimality_gap:.1%}" if s.optimality_gap is not None else ""
     return f"planner: {s.method} ({heur}; {exact}{gap})"
 
@@ -91,11 +92,11 @@ def plan_table(con, plan: Plan, *, wide: bool, applying: bool = False) -> None:
     if line:
         con.print(f"[dim]{line}[/]")
     if plan.moves and applying:
-        con.print(f"[bold]about to: cordon {literal(', '.join(plan.cordon))}; evict {len(plan.moves)} pod(s) in "
-                  f"{len(plan.steps)} step(s), each re-checked on the live pods first; then uncordon.[/]")
+        con.print(f"[bold]about to: cordon {literal(', '.join(plan.cordon))}; evict {counted(len(plan.moves), 'pod')} in "
+                  f"{counted(len(plan.steps), 'step')}, each re-checked on the live pods first; then uncordon.[/]")
     elif plan.moves and not plan.applied:
         con.print(f"[dim]dry run, nothing changed. --apply would: cordon {literal(', '.join(plan.cordon))}; evict "
-                  f"{len(plan.moves)} pod(s) in {len(plan.steps)} step(s), each step re-checked on the live pods "
+                  f"{counted(len(plan.moves), 'pod')} in {counted(len(plan.steps), 'step')}, each step re-checked on the live pods "
                   f"and waiting for its pods to be gone and replaced; then uncordon.[/]")
 
 
@@ -221,7 +222,7 @@ def defrag(source, output, for_pod, size, count, empty, max_moves, max_cost, all
     executor = Executor(LightkubeApi.from_kubeconfig(source.kubeconfig, source.context), Journal(path), opts, policy)
     executor.check_new(plan)
     plan_table(console(stderr=True), view, wide=False, applying=True)
-    if not yes and not click.confirm(f"Apply these {len(plan.moves)} move(s) to {source.describe()}?", err=True):
+    if not yes and not click.confirm(f"Apply these {counted(len(plan.moves), 'move')} to {source.describe()}?", err=True):
         raise click.exceptions.Exit(1)
     _finish(executor.apply(plan), output)
 

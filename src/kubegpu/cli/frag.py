@@ -66,7 +66,7 @@ def frag_table_rows(report: FragReport, *, wide: bool) -> tuple[list[Col], list[
 
 
 @click.command()
-@source_options
+@source_options(k8s_version=False)  # no kube-scheduler wording here
 @output_option()
 @click.option("--mix", "mix_file", metavar="FILE", type=click.Path(dir_okay=False),
               help="Workload mix to measure against: an openb pod-list CSV or a JSON list of "

@@ -139,7 +139,7 @@ def _figures(figures_file, classes) -> dict[str, float]:
 @click.option("--class", "classes", multiple=True, metavar="PATH=THROUGHPUT",
               help="Throughput of a storage path: nfs=200MB/s, local-nvme=3GB/s, object-store, peer. Repeatable.")
 @click.option("--figures", "figures_file", metavar="FILE", help="Throughputs measured by `kubegpu models bench -o json`.")
-@source_options
+@source_options(namespaces=False, k8s_version=False)
 @output_option()
 def plan(cache_file, model, classes, figures_file, source, output):
     """Per target node: what it holds, what it needs, bytes to move, disk headroom, ETA; when the rollout may start.

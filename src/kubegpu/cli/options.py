@@ -179,16 +179,24 @@ def read_documents(source: SourceOptions):
     return read_live(kubeconfig=source.kubeconfig, context=source.context)
 
 
+def wording_version(source: SourceOptions) -> str | None:
+    """--k8s-version as "v1.34[.1]" (None without it); it picks kube-scheduler's wording only."""
+    if not source.k8s_version:
+        return None
+    version = source.k8s_version if source.k8s_version.startswith("v") else "v" + source.k8s_version
+    if not version[1:2].isdigit():
+        raise UsageError(f"--k8s-version {source.k8s_version!r} is not a version like 1.34 or v1.34.1")
+    return version
+
+
 def load_state(source: SourceOptions):
-    """The ClusterState of the chosen source; --k8s-version overrides the recorded version."""
+    """The ClusterState of the chosen source; --k8s-version sets the wording (`state.k8s_version`),
+    never the cluster's reported `server_version`."""
     from kubegpu.sources.documents import load_cluster
 
+    version = wording_version(source)  # a bad version is refused before anything is read
     state = load_cluster(read_documents(source), one_shot=True)  # a command keeps its cluster to the end
-    if source.k8s_version:
-        version = source.k8s_version if source.k8s_version.startswith("v") else "v" + source.k8s_version
-        if not version[1:2].isdigit():
-            raise UsageError(f"--k8s-version {source.k8s_version!r} is not a version like 1.34 or v1.34.1")
-        state.server_version = version
+    state.k8s_version = version
     return state
 
 

@@ -192,7 +192,7 @@ def print_run(con, result: dict) -> None:
 @click.option("--from-cluster", is_flag=True,
               help="Start from the live cluster's nodes, node groups, running pods and cluster-autoscaler flags "
                    "(implied by --demo / --snapshot).")
-@source_options
+@source_options(namespaces=False, k8s_version=False)
 @output_option()
 def run_cmd(scenario_file, scenario_name, sets, plot_file, events_file, from_cluster, source, output):
     """Run one scenario in simulated time: arrivals, gangs, preemption, cluster-autoscaler, billing.

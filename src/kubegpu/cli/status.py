@@ -49,7 +49,7 @@ def status_rows(report: StatusReport, *, wide: bool, gpu_only: bool) -> list[lis
 
 
 @click.command()
-@source_options
+@source_options(k8s_version=False)  # no kube-scheduler wording here
 @output_option()
 @click.option("--gpu-only", is_flag=True, help="Show only nodes with GPUs.")
 def status(source, output, gpu_only):

@@ -129,7 +129,7 @@ class DefragProblem:
         if where is not None:
             snap.remove(exclude)
         try:
-            outcome = filter_pod(snap, pod, version=version_of(self.state.server_version))
+            outcome = filter_pod(snap, pod, version=version_of(self.state.server_version, self.state.k8s_version))
         finally:
             if held is not None:
                 snap.assume(held, where)

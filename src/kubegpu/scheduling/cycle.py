@@ -205,4 +205,4 @@ def run_filters(snapshot: SchedulingSnapshot, pod: Pod, version: KubeVersion, *,
 def filter_pod(snapshot: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | None = None) -> FilterOutcome:
     """PreFilter and every Filter of the default profile for `pod` on every node of `snapshot`
     (the version: the snapshot's cluster's, unless given)."""
-    return run_filters(snapshot, pod, version if version is not None else version_of(snapshot.state.server_version))
+    return run_filters(snapshot, pod, version if version is not None else version_of(snapshot.state.server_version, snapshot.state.k8s_version))
