@@ -6,8 +6,8 @@ from datetime import datetime, timezone
 
 import click
 import msgspec
-from rich.table import Table
 
+from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import dump_json, emit, to_plain, write_atomic
 from kubegpu.cli.render import literal
@@ -50,22 +50,22 @@ def stay_groups(stay) -> list[tuple[str, int, float, list[str]]]:
     return sorted(((r, n, gpus, names) for r, (n, gpus, names) in groups.items()), key=lambda x: (-x[2], x[0]))
 
 
+MOVE_COLS = [Col("STEP", right=True), Col("POD"), Col("FROM"), Col("TO"), Col("GPUS", right=True, drop=1),
+             Col("GPU-H LOST", right=True), Col("GANG", drop=2)]  # narrow: GANG goes first, then GPUS
+BASIS_COL = Col("COST BASIS", wrap=True)  # -o wide only
+
+
+def move_row(m, wide: bool) -> list[str]:
+    c = m.cost
+    row = [str(m.step), literal(m.pod), literal(m.from_), literal(m.to), f"{c.gpus:g}" if c else "-",
+           f"{c.gpu_hours:.2f}" if c else "-", literal(m.gang or "-")]
+    return [*row, literal(c.basis) if c else "-"] if wide else row
+
+
 def plan_table(con, plan: Plan, *, wide: bool, applying: bool = False) -> None:
     con.print(f"[bold]{literal(headline(plan))}[/]")
     if plan.moves:
-        t = Table(box=None, pad_edge=False, header_style="bold")
-        for col in ("STEP", "POD", "FROM", "TO", "GPUS", "GPU-H LOST", "GANG"):
-            t.add_column(col, justify="right" if col in ("STEP", "GPUS", "GPU-H LOST") else "left")
-        if wide:
-            t.add_column("COST BASIS")
-        for m in plan.moves:
-            c = m.cost
-            row = [str(m.step), literal(m.pod), literal(m.from_), literal(m.to), f"{c.gpus:g}" if c else "-",
-                   f"{c.gpu_hours:.2f}" if c else "-", literal(m.gang or "-")]
-            if wide:
-                row.append(literal(c.basis) if c else "-")
-            t.add_row(*row)
-        con.print(t)
+        show(con, [*MOVE_COLS, BASIS_COL] if wide else MOVE_COLS, [move_row(m, wide) for m in plan.moves], wide=wide)
     for target in plan.targets:
         what = target.pod or (f"a {target.gpus}-GPU pod" if target.gpus else "emptied")
         con.print(f"  -> {literal(target.node)}: {literal(what)}")
@@ -74,20 +74,13 @@ def plan_table(con, plan: Plan, *, wide: bool, applying: bool = False) -> None:
         con.print("fits_by_size before -> after: " + ", ".join(f"{k}-GPU {b[k]}->{a[k]}" for k in b))
     stay = [s for s in plan.pods if not s.movable and (wide or s.gpus)]
     if stay and wide:
-        t = Table(box=None, pad_edge=False, header_style="bold", title="pods that stay", title_justify="left")
-        for col in ("POD", "NODE", "GPUS", "WHY IT STAYS"):
-            t.add_column(col, justify="right" if col == "GPUS" else "left")
-        for s in stay:
-            t.add_row(literal(s.pod), literal(s.node), f"{s.gpus:g}", literal("; ".join(s.reasons)))
-        con.print(t)
+        con.print("pods that stay")
+        show(con, [Col("POD"), Col("NODE"), Col("GPUS", right=True), Col("WHY IT STAYS", wrap=True)],
+             [[literal(s.pod), literal(s.node), f"{s.gpus:g}", literal("; ".join(s.reasons))] for s in stay], wide=wide)
     elif stay:
-        t = Table(box=None, pad_edge=False, header_style="bold", title="GPU pods that stay (each pod: -o wide)",
-                  title_justify="left")
-        for col in ("PODS", "GPUS", "WHY THEY STAY"):
-            t.add_column(col, justify="right" if col in ("PODS", "GPUS") else "left")
-        for reason, n, gpus, _ in stay_groups(stay):
-            t.add_row(str(n), f"{gpus:g}", literal(reason))
-        con.print(t)
+        con.print("GPU pods that stay (each pod: -o wide)")
+        show(con, [Col("PODS", right=True), Col("GPUS", right=True), Col("WHY THEY STAY", wrap=True)],
+             [[str(n), f"{gpus:g}", literal(reason)] for reason, n, gpus, _ in stay_groups(stay)], wide=wide)
     line = solver_line(plan)
     if line:
         con.print(f"[dim]{line}[/]")
