@@ -8,7 +8,6 @@ from rich.text import Text
 
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import emit, emit_text, strip_controls
-from kubegpu.cli.scope import namespace_scope
 
 STYLES = {"error": "bold red", "warn": "yellow", "info": "cyan"}
 
@@ -123,7 +122,7 @@ def audit(source, output, config_path, fail_on, checks, list_checks):
         state.k8s_version = wording_version(source)  # the wording only, as options.load_state
     else:
         docs, state = None, load_state(source)
-    report = run_audit(state, config, checks=only, scope=namespace_scope(source, state))
+    report = run_audit(state, config, checks=only, scope=source.scope(state))
     threshold = Severity.parse(fail_on) if fail_on else None
     if output == "sarif":
         from kubegpu.audit.origins import fallback_origin, object_origins

@@ -196,11 +196,12 @@ def defrag(source, output, for_pod, size, count, empty, max_moves, max_cost, all
     if do_apply and (source.demo or source.snapshots):
         raise UsageError("--apply acts on a live cluster: drop --demo/--snapshot")
     state = load_state(source)
-    policy = namespace_policy(source.namespace, allow_local_storage=allow_local_storage)
+    scope = source.scope(state)  # -A, and the note for an unknown or pod-less namespace
+    policy = namespace_policy(scope.namespace, allow_local_storage=allow_local_storage)
     plan = plan_defrag(state, goal, policy=policy, exact=exact, milp_time_limit=time_limit)
     if write_after:
         write_atomic(write_after, dump_json(_state_list(after_state(state, plan))).encode())
-    view = plan_in_namespace(plan, source.namespace)
+    view = plan_in_namespace(plan, scope.namespace)
     if not do_apply or not plan.feasible or not plan.moves:
         emit(view, output, lambda con: plan_table(con, view, wide=output == "wide"))
         if not plan.feasible:

@@ -9,7 +9,6 @@ import click
 from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import file_option, load_state, output_option, source_options
 from kubegpu.cli.render import emit, emit_text, literal, to_plain
-from kubegpu.cli.scope import namespace_scope
 from kubegpu.model.text import counted
 
 _SEVERITY_STYLE = {"error": "bold red", "warn": "yellow", "info": "dim"}
@@ -155,7 +154,7 @@ def doctor(source, output, file, fail_on, sections):
     from kubegpu.doctor import doctor_report
 
     state = load_state(source)
-    scope = namespace_scope(source, state)
+    scope = source.scope(state)
     report = doctor_report(state, only=set(sections) or None, scope=scope)
     data = to_plain(report)
     if output == "html":

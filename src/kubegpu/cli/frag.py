@@ -8,7 +8,6 @@ from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import emit, write_atomic
 from kubegpu.cli.render import literal
-from kubegpu.cli.scope import namespace_scope
 from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, cluster_placement
 from kubegpu.fragmentation.report import FragReport, frag_report
 from kubegpu.fragmentation.shapes import load_mix
@@ -92,7 +91,7 @@ def frag(source, output, mix_file, plot_file):
       kubegpu frag --snapshot dump.json -o json --mix mix.json --plot gpus.png
     """
     cluster = load_state(source)
-    scope = namespace_scope(source, cluster)
+    scope = source.scope(cluster)
     mix = load_mix(mix_file) if mix_file else None
     if mix is not None:
         report = frag_report(cluster_placement(cluster), mix, source=f"file:{mix_file}", namespace=scope.namespace)

@@ -13,6 +13,7 @@ from typing import Callable
 import click
 
 from kubegpu.errors import UsageError
+from kubegpu.model.namespaces import NamespaceScope, namespace_note
 from kubegpu.simulate.limits import MAX_SEEDS, SEED_MAX
 
 DEMO_VARIANTS = ("pitfalls", "clean")
@@ -27,6 +28,20 @@ class SourceOptions:
     namespace: str | None
     all_namespaces: bool
     k8s_version: str | None
+
+    @property
+    def namespace_scope(self) -> NamespaceScope:
+        """-n NS, or every namespace (-A, the default)."""
+        return NamespaceScope(None if self.all_namespaces else self.namespace)
+
+    def scope(self, state) -> NamespaceScope:
+        """The scope of this run on `state`; an unknown or pod-less namespace is a one-line note on
+        stderr, the same for every command."""
+        scope = self.namespace_scope
+        note = namespace_note(state, scope)
+        if note:
+            click.echo(note, err=True)
+        return scope
 
     def describe(self) -> str:
         if self.demo:

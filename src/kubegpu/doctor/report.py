@@ -65,7 +65,7 @@ def phase_counts(state: ClusterState, scope: NamespaceScope) -> PhaseCounts:
 
 
 def _pending(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
-    return [p for p in pending_summary(state, version=state.k8s_version) if scope.includes(p.pod.partition("/")[0])]
+    return [p for p in pending_summary(state, version=state.k8s_version) if scope.includes_pod_key(p.pod)]
 
 
 def _defrag(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
