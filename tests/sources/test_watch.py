@@ -9,22 +9,14 @@ from apiserver.fixtures import renamed_copies
 from kubegpu.sources.live import DEFAULT_KINDS
 from kubegpu.sources.watch import LiveCache
 
-from .test_live import gpu_node, served
+from .test_live import compact_at_the_first_continue, gpu_node, served
 
 NODES = next(k for k in DEFAULT_KINDS if k.plural == "nodes" and not k.group)
 
 
 def test_a_relist_whose_continue_token_expires_restarts_once_and_keeps_every_node(apiserver, tmp_path):
     kubeconfig = served(apiserver, renamed_copies(gpu_node(), 7), tmp_path)
-    expired = []
-
-    def compact_once(request):
-        if request.path == "/api/v1/nodes" and request.query.get("continue") and not expired:
-            expired.append(request.query["continue"])
-            apiserver.expire_continue_tokens()
-        return None
-
-    apiserver.faults.append(compact_once)
+    compact_at_the_first_continue(apiserver)
     cache = LiveCache(str(kubeconfig), None, kinds=(NODES,), page_size=3)
     try:
         cache.discover()
