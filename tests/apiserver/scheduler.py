@@ -156,6 +156,7 @@ class SchedulerEmulator:
 
     def schedule_one(self, pod: dict) -> str | None:
         from kubegpu.scheduling.preemption import dry_run, preemption_policy
+        from kubegpu.scheduling.cycle import filter_pod
         from kubegpu.scheduling.snapshot import SchedulingSnapshot
 
         ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
@@ -164,7 +165,7 @@ class SchedulerEmulator:
         if obj is None:
             return None
         snap = SchedulingSnapshot.from_cluster(state)
-        outcome = snap.filter_pod(obj)
+        outcome = filter_pod(snap, obj)  # SchedulingSnapshot.filter_pod became cycle.filter_pod
         feasible = [snap.names[i] for i in outcome.feasible]
         if feasible:
             node = _fullest(snap, feasible)

@@ -66,7 +66,22 @@ def test_throughputs_and_overrides():
     assert rows["nfs"] == 14.0
 
 
-@pytest.mark.parametrize("bad", ["fast", "14 parsecs", "-3GB", "14", "14.5"])
+@pytest.mark.parametrize("quantity, alias", [("14G", "14GB"), ("13Gi", "13GiB"), ("700M", "700 MB"),
+                                             ("1e9", "1GB"), ("1.5Ti", "1.5TiB"), ("512", "512B")])
+def test_the_kubernetes_quantity_grammar_and_its_byte_unit_aliases_agree(quantity, alias):
+    from kubegpu.model.quantity import parse_quantity
+
+    assert parse_size(alias) == float(parse_quantity(quantity))
+    if quantity != "512":  # a bare number needs a unit here
+        assert parse_size(quantity) == parse_size(alias)
+
+
+def test_milli_is_refused_with_a_hint_not_read_as_mega():
+    with pytest.raises(InputError, match="milli"):
+        parse_size("14m")
+
+
+@pytest.mark.parametrize("bad", ["fast", "14 parsecs", "-3GB", "14", "14.5", "14 GB GB", "1e999G", ""])
 def test_bad_sizes_are_input_errors(bad):
     with pytest.raises(InputError):
         parse_size(bad)

@@ -10,12 +10,24 @@ import sys
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "defrag"))
 from apiserver.eviction import ClusterEmulator  # noqa: E402
 from apiserver.server import FakeApiServer  # noqa: E402
 from apiserver.wire import ObjectKey, status_reply  # noqa: E402
 from builders import fragmented, pod  # noqa: E402
+
+
+APPLY_SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "defrag-apply.schema.json"
+
+
+def valid_report(text: str) -> dict:
+    """The --apply/--resume report, checked against docs/schemas/defrag-apply.schema.json."""
+    report = json.loads(text)
+    errors = list(Draft202012Validator(json.loads(APPLY_SCHEMA.read_text())).iter_errors(report))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
+    return report
 
 
 def namespace(name, uid):
@@ -62,7 +74,7 @@ def test_apply_then_resume_after_a_transient_500_and_the_guards(clusters, tmp_pa
     first = cli("--kubeconfig", str(kc), "--for", "ml/big", "--apply", "--yes", "--journal", str(journal),
                 "-o", "json")
     assert first.returncode == 1, first.stderr
-    report = json.loads(first.stdout)
+    report = valid_report(first.stdout)
     assert report["status"] == "stopped" and report["resumable"] and "etcd leader changed" in report["message"]
     assert emu_a.evictions == [] and not any(_cordoned(a, n) for n in report["uncordoned"])
     node = report["uncordoned"][0]
@@ -77,7 +89,7 @@ def test_apply_then_resume_after_a_transient_500_and_the_guards(clusters, tmp_pa
     fail["on"] = False
     again = cli("--kubeconfig", str(kc), "--resume", str(journal), "-o", "json")
     assert again.returncode == 0, again.stderr
-    assert json.loads(again.stdout)["status"] == "finished"
+    assert valid_report(again.stdout)["status"] == "finished"
     assert len(emu_a.evictions) == 3 and not _cordoned(a, node)
     done = cli("--kubeconfig", str(kc), "--resume", str(journal))
     assert done.returncode == 0 and "already finished" in done.stdout
@@ -89,7 +101,7 @@ def test_apply_table_output_and_an_existing_journal(clusters, tmp_path):
     journal = tmp_path / "j.jsonl"
     r = cli("--kubeconfig", str(kc), "--size", "2", "--apply", "--yes", "--journal", str(journal))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("finished: 1 move(s) done") and "uncordoned: gpu-" in r.stdout
+    assert r.stdout.startswith("finished: 1 move done") and "uncordoned: gpu-" in r.stdout
     assert "dry run" not in r.stderr and "about to: cordon" in r.stderr  # the plan is shown before acting
     again = cli("--kubeconfig", str(kc), "--for", "ml/big", "--apply", "--journal", str(journal))
     assert again.returncode == 2 and "another plan" in again.stderr
@@ -102,7 +114,7 @@ def test_apply_without_yes_asks_and_no_means_nothing_happens(clusters, tmp_path)
     r = subprocess.run([sys.executable, "-m", "kubegpu.cli.main", "defrag", "--kubeconfig", str(kc), "--for",
                         "ml/big", "--apply", "--journal", str(tmp_path / "j")], input="n\n", capture_output=True,
                        text=True, timeout=120)
-    assert r.returncode == 1 and "Apply these 3 move(s)" in r.stderr
+    assert r.returncode == 1 and "Apply these 3 moves" in r.stderr
     assert emu_a.evictions == [] and emu_a.cordon_patches == [] and not (tmp_path / "j").exists()
 
 
@@ -142,7 +154,7 @@ def test_a_signal_mid_run_uncordons_leaves_a_resumable_journal_and_exits_128_plu
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == code, err
-    report = json.loads(out)
+    report = valid_report(out)
     assert report["status"] == "stopped" and report["resumable"]
     assert report["uncordoned"] and not any(_cordoned(a, n) for n in report["uncordoned"])
     assert json.loads(journal.read_text().splitlines()[-1])["status"] == "stopped"

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from kubegpu.defrag.hostrank import lower_bounds
-from kubegpu.defrag.planner import _pod_targets, _probe
+from kubegpu.defrag.planner import pod_targets, probe_target
 from kubegpu.defrag.problem import build_problem
 from kubegpu.defrag.workstate import WorkState
 
@@ -49,7 +49,7 @@ def test_lower_bounds_equal_the_per_host_definition(bound, want, cpu, k, moved):
         for p in unit.members:
             work.moved[p] = int(problem.home[p])
     hosts = np.arange(problem.n)
-    for t in (*_pod_targets(problem, [st.pod("ml", "want")]), _probe(problem, k, 1000, "probe")):
+    for t in (*pod_targets(problem, [st.pod("ml", "want")]), probe_target(problem, k, 1000, "probe")):
         got, biggest = lower_bounds(work, t, hosts)
         assert got.tolist() == [_bound_one_host(work, t, n) for n in hosts]
         for n in hosts:

@@ -195,7 +195,7 @@ from hypothesis import strategies as hs  # noqa: E402
 def test_planner_room_is_the_scheduling_cores_fit(bound, want, cpu):
     """One fit rule: where the planner's start state says a pending pod fits is exactly where
     the scheduling core's filters say it fits (taints, selectors and room alike)."""
-    from kubegpu.defrag.planner import _pod_targets
+    from kubegpu.defrag.planner import pod_targets
     from kubegpu.defrag.problem import build_problem
     from kubegpu.defrag.workstate import WorkState
 
@@ -206,7 +206,7 @@ def test_planner_room_is_the_scheduling_cores_fit(bound, want, cpu):
     target = st.pod("ml", "want")
     core = filter_pod(SchedulingSnapshot.from_cluster(st), target)
     problem = build_problem(st)
-    (spec,) = _pod_targets(problem, [target])
+    (spec,) = pod_targets(problem, [target])
     assert WorkState.start(problem).target_fits(spec).tolist() == core.fits.tolist()
 
 

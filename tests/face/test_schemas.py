@@ -77,3 +77,58 @@ def test_simulate_inflation_json_matches_its_schema():
 @pytest.mark.parametrize("command", ["status", "frag", "audit", "doctor"])
 def test_namespaced_json_matches_the_same_schema(command):
     validate(command, json_of(command, "--demo", "-n", "ml-research"))
+
+
+@pytest.mark.parametrize("scenario", ["seed-flapping", "seed-preemption/checkpoint-1h"])
+def test_simulate_run_json_matches_its_schema(scenario):
+    validate("simulate-run", json_of("simulate", "run", "--scenario", scenario))
+
+
+def test_simulate_run_with_a_rebalancer_reports_the_rebalance_block():
+    data = json_of("simulate", "run", "--scenario", "seed-preemption", "--set", "rebalancer.enabled=false")
+    assert "rebalance" in data
+    validate("simulate-run", data)
+    del data["rebalance"]["stranded_gpus"]
+    with pytest.raises(AssertionError):
+        validate("simulate-run", data)
+
+
+def test_simulate_sweep_json_and_results_json_match_the_schema(tmp_path):
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("autoscaler.scale-down-unneeded-time: [10m, 40m]\nseed: [1]\n")
+    data = json_of("simulate", "sweep", "--scenario", "seed-flapping", "--grid", str(grid),
+                   "--out", str(tmp_path / "out"))
+    assert len(data) == 2
+    validate("simulate-sweep", data)
+    validate("simulate-sweep", json.loads((tmp_path / "out" / "results.json").read_text()))
+
+
+def test_models_plan_json_matches_its_schema(tmp_path):
+    cache = tmp_path / "cache.yaml"
+    cache.write_text("apiVersion: kubegpu.io/v1alpha1\nkind: ModelCache\nmetadata: {name: llama}\nspec:\n"
+                     "  version: v2\n  files: [{path: w.safetensors, size: 14000000000, sha256: " + "a" * 64 + "}]\n"
+                     "  source: {path: /mnt/nfs/llama}\n  nodeSelector: {nvidia.com/gpu.present: 'true'}\n")
+    data = json_of("models", "plan", "--cache", str(cache), "--demo")
+    assert data["nodes"]
+    validate("models-plan", data)
+    data["nodes"][0]["bytes_needed"] = "14GB"
+    with pytest.raises(AssertionError):
+        validate("models-plan", data)
+
+
+@pytest.mark.parametrize("text", [
+    "0/6 nodes are available: 6 Insufficient nvidia.com/gpu.",
+    "0/5 nodes are available: 2 node(s) had untolerated taint {gpu: true}, 3 Insufficient cpu. "
+    "preemption: 0/5 nodes are available: 2 Preemption is not helpful for scheduling, 3 No preemption victims "
+    "found for incoming pod.",
+    "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.",
+])
+def test_why_event_json_matches_its_schema(text):
+    validate("why-event", json_of("why", "--event", text))
+
+
+@pytest.mark.parametrize("args", [[], ["--demo"], ["--demo", "clean"]])
+def test_storage_estimate_json_matches_its_schema(args):
+    data = json_of("storage", "estimate", "--size", "14GB", *args)
+    assert data["estimates"]
+    validate("storage-estimate", data)

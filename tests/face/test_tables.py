@@ -23,7 +23,9 @@ def _lines(text):
 
 
 @pytest.mark.parametrize("args", [["status", "--demo"], ["frag", "--demo"], ["doctor", "--demo"],
-                                  ["audit", "--demo"], ["storage", "estimate", "--size", "14GB", "--demo"]])
+                                  ["audit", "--demo"], ["storage", "estimate", "--size", "14GB", "--demo"],
+                                  ["defrag", "--demo", "--size", "4"], ["defrag", "--demo", "--empty-nodes", "2"],
+                                  ["simulate", "run", "--scenario", "seed-flapping"]])
 def test_nothing_is_cut_at_80_columns(args):
     out = run_tty(80, *args)
     assert "…" not in out and "..." not in out.replace(", ... (", "")
@@ -85,3 +87,40 @@ def test_simulate_table_keeps_mean_and_sd_whole_at_80_columns():
         assert "4.61 ± 0.01" in text and "gpu-clustering" in text and "least-allocated" in text
         assert all(len(line) <= width for line in text.splitlines())
         assert ("ALLOC@50" in text) == (width == 200)
+
+
+def _nothing_cut(out: str) -> None:
+    assert "…" not in out and "..." not in out
+    too_long = [line for line in _lines(out) if len(line.rsplit("\r", 1)[-1].rstrip()) > 80]  # \r: a progress bar
+    assert not too_long, too_long[:3]
+
+
+def test_defrag_pods_and_nodes_stay_whole_at_80_columns():
+    out = run_tty(80, "defrag", "--demo", "--size", "4")
+    _nothing_cut(out)
+    moves = _json("defrag", "--demo", "--size", "4")["moves"]
+    assert moves
+    for m in moves:
+        assert re.search(rf"{re.escape(m['pod'])}\s+{re.escape(m['from'])}\s+{re.escape(m['to'])}\s", out)
+
+
+def test_models_plan_table_at_80_columns(tmp_path):
+    cache = tmp_path / "cache.yaml"
+    cache.write_text("apiVersion: kubegpu.io/v1alpha1\nkind: ModelCache\nmetadata: {name: llama}\nspec:\n"
+                     "  version: v2\n  files: [{path: w.safetensors, size: 14000000000, sha256: " + "a" * 64 + "}]\n"
+                     "  source: {path: /mnt/nfs/llama}\n  nodeSelector: {nvidia.com/gpu.present: 'true'}\n")
+    out = run_tty(80, "models", "plan", "--cache", str(cache), "--demo")
+    _nothing_cut(out.split("\n", 1)[1])  # the headline sentence is prose and may wrap
+    for n in _json("models", "plan", "--cache", str(cache), "--demo")["nodes"]:
+        assert re.search(rf"^{re.escape(n['name'])}\s", out, re.M)
+
+
+def test_simulate_sweep_table_at_80_columns(tmp_path):
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("autoscaler.scale-down-delay-after-add: [10m, 30m]\n"
+                    "autoscaler.scale-down-unneeded-time: [10m]\nautoscaler.max-node-provision-time: [15m]\n"
+                    "autoscaler.scale-down-utilization-threshold: [0.5]\nseed: [1]\n")
+    out = run_tty(80, "simulate", "sweep", "--scenario", "seed-flapping", "--grid", str(grid))
+    _nothing_cut(out)
+    assert "scale-down-utilization-threshold: 0.5" in out and "lost-gpu-h: " in out  # too wide: one record per run
+    assert run_tty(200, "simulate", "sweep", "--scenario", "seed-flapping", "--grid", str(grid)).count("LOST-GPU-H") == 1

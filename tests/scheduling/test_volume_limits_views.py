@@ -13,7 +13,7 @@ from hypothesis import strategies as hs
 
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.decode import decode_object
-from kubegpu.scheduling.cycle import _context
+from kubegpu.scheduling.cycle import make_context
 from kubegpu.scheduling.filters import nodevolumelimits as nvl
 from kubegpu.scheduling.filters.nodevolumelimits import NodeVolumeLimitsFilter
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
@@ -38,7 +38,7 @@ def _cluster():
 
 
 def _failing(snapshot, new, view=None) -> list[str]:
-    ctx = _context(snapshot, new, NEWEST, None)
+    ctx = make_context(snapshot, new, NEWEST, None)
     plugin = NodeVolumeLimitsFilter()
     assert plugin.pre_filter(ctx) is None
     out = plugin.filter(ctx, view if view is not None else snapshot.view(ctx.info), np.arange(len(snapshot.names)))
@@ -61,7 +61,7 @@ def test_a_view_with_pods_hidden_counts_without_them():
     assert _failing(snapshot, new) == ["n0"]
     hidden = np.zeros(len(snapshot.alive), dtype=bool)
     hidden[snapshot.slot["default/user-1"]] = True
-    ctx = _context(snapshot, new, NEWEST, None)
+    ctx = make_context(snapshot, new, NEWEST, None)
     assert _failing(snapshot, new, snapshot.view(ctx.info).without(hidden)) == []
     assert _failing(snapshot, new) == ["n0"]
 
@@ -95,7 +95,7 @@ def test_node_columns_agree_with_upstream_counting_one_node_at_a_time(limits, bo
     state = ClusterState([decode_object(d) for d in docs])
     new = decode_object(pod("new", volumes=[pvc_volume(f"data-{k}") for k in wanted]))
     snapshot = SchedulingSnapshot.from_cluster(state)
-    ctx = _context(snapshot, new, NEWEST, None)
+    ctx = make_context(snapshot, new, NEWEST, None)
     view = snapshot.view(ctx.info)
     expected = [_over_on_one_node(view, i, new) for i in range(len(snapshot.names))]
     assert _failing(snapshot, new) == [n for n, bad in zip(snapshot.names, expected) if bad]

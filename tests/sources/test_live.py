@@ -113,8 +113,8 @@ def test_progress_reports_running_counts(apiserver, tmp_path):
     assert ("apps deployments", 0) in seen
 
 
-def test_expired_continue_token_restarts_the_list_once(apiserver, tmp_path):
-    kubeconfig = served(apiserver, renamed_copies(gpu_node(), 7), tmp_path)
+def compact_at_the_first_continue(apiserver) -> None:
+    """The server compacts its history as the first node list continues: that token expires (410)."""
     expired = []
 
     def compact_once(request):
@@ -124,6 +124,11 @@ def test_expired_continue_token_restarts_the_list_once(apiserver, tmp_path):
         return None
 
     apiserver.faults.append(compact_once)
+
+
+def test_expired_continue_token_restarts_the_list_once(apiserver, tmp_path):
+    kubeconfig = served(apiserver, renamed_copies(gpu_node(), 7), tmp_path)
+    compact_at_the_first_continue(apiserver)
     docs = read_live(kubeconfig=str(kubeconfig), context=None, page_size=3)
     statuses = [(bool(r.query.get("continue")), r.status) for r in apiserver.paths("/api/v1/nodes")]
     assert statuses == [(False, 200), (True, 410), (False, 200), (True, 200), (True, 200)]

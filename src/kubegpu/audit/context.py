@@ -83,7 +83,7 @@ class AuditContext:
     @cached_property
     def pending_summaries(self) -> list | None:
         """The explain engine's one-line summary per Pending GPU pod."""
-        return pending_summary(self.state)
+        return pending_summary(self.state, version=self.state.k8s_version)
 
     @cached_property
     def frag_report(self) -> Any:

@@ -16,6 +16,7 @@ from kubegpu.audit.volumes import is_local_provisioner
 from kubegpu.errors import InputError
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.kinds import StorageClass
+from kubegpu.model.quantity import parse_quantity
 
 # bytes per second; decimal units, as disk and network vendors quote them
 DEFAULT_THROUGHPUT: dict[str, float] = {
@@ -33,24 +34,37 @@ PROVISIONER_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("network-fs", ("cephfs", "glusterfs", "juicefs", "file.csi.azure.com", "smb")),
     ("object-store", ("s3", "gcs", "blob", "csi-rclone", "mountpoint")),
 )
-_UNITS = {"b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
-          "ki": 2**10, "kib": 2**10, "mi": 2**20, "mib": 2**20, "gi": 2**30, "gib": 2**30, "ti": 2**40,
-          "tib": 2**40}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+# Kubernetes quantity suffixes (model/quantity.py), as written
+_QUANTITY_SUFFIXES = {"k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}
+# documented aliases, any case: byte units (14GB = 14G, 13GiB = 13Gi, 512B) and unambiguous letters;
+# a lone "m" is refused (milli in the quantity grammar, mega to a person)
+_ALIASES = {"b": "", "kb": "k", "mb": "M", "gb": "G", "tb": "T", "pb": "P", "kib": "Ki", "mib": "Mi",
+            "gib": "Gi", "tib": "Ti", "pib": "Pi", "k": "k", "g": "G", "t": "T", "p": "P", "ki": "Ki",
+            "mi": "Mi", "gi": "Gi", "ti": "Ti", "pi": "Pi"}
+_SIZE = re.compile(r"^(?P<number>[0-9]+\.?[0-9]*|\.[0-9]+)(?P<exp>[eE][+-]?[0-9]+)?\s*(?P<unit>[a-zA-Z]*)$", re.ASCII)
 
 
 def parse_size(text: str, *, field: str = "size") -> float:
-    """'14GB', '14G', '13Gi', '200MB' -> bytes (decimal for GB/MB, binary for GiB/MiB).
+    """Bytes of a size in the Kubernetes quantity grammar ('14G', '13Gi', '1e9'), with byte units as a
+    documented alias ('14GB' = 14G decimal, '13GiB' = 13Gi binary, '700 MB', '512B').
 
     A unit is required: a bare '14' is refused rather than read as 14 bytes."""
-    m = _SIZE.match(text)
-    unit = m.group(2).lower() if m else ""
-    if m and not unit:
-        raise InputError(f"{text!r} has no unit: write {m.group(1)}GB, {m.group(1)}GiB or {m.group(1)}MB",
-                         field=field)
-    if not m or unit not in _UNITS:
+    m = _SIZE.match(text.strip())
+    if not m:
         raise InputError(f"{text!r} is not a size like 14GB, 13GiB or 200MB", field=field)
-    return float(m.group(1)) * _UNITS[unit]
+    number, unit = m["number"] + (m["exp"] or ""), m["unit"]
+    if not unit and not m["exp"]:
+        raise InputError(f"{text!r} has no unit: write {number}GB, {number}GiB or {number}MB", field=field)
+    if unit == "m":
+        raise InputError(f"{text!r}: 'm' is milli in a Kubernetes quantity; write {number}M or {number}MB",
+                         field=field)
+    suffix = unit if not unit or unit in _QUANTITY_SUFFIXES else _ALIASES.get(unit.lower())
+    if suffix is None:
+        raise InputError(f"{text!r} is not a size like 14GB, 13GiB or 200MB", field=field)
+    try:
+        return float(parse_quantity(number + suffix))
+    except InputError:
+        raise InputError(f"{text!r} is not a size like 14GB, 13GiB or 200MB", field=field) from None
 
 
 def parse_throughput(text: str, *, field: str = "throughput") -> float:

@@ -8,7 +8,6 @@ from rich.text import Text
 
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import emit, emit_text, strip_controls
-from kubegpu.cli.scope import namespace_scope
 
 STYLES = {"error": "bold red", "warn": "yellow", "info": "cyan"}
 
@@ -124,20 +123,16 @@ def audit(source, output, config_path, fail_on, checks, list_checks):
         _list_checks(output, selected)
         return
     if output == "sarif":
-        from kubegpu.cli.options import read_documents
+        from kubegpu.cli.options import read_documents, wording_version
         from kubegpu.sources.documents import load_cluster
 
         # read the documents here (not through load_state) so each result can name its file and line
         docs = read_documents(source)
         state = load_cluster(docs)
-        if source.k8s_version:  # same rule as options.load_state
-            version = source.k8s_version if source.k8s_version.startswith("v") else "v" + source.k8s_version
-            if not version[1:2].isdigit():
-                raise click.UsageError(f"--k8s-version {source.k8s_version!r} is not a version like 1.34 or v1.34.1")
-            state.server_version = version
+        state.k8s_version = wording_version(source)  # the wording only, as options.load_state
     else:
         docs, state = None, load_state(source)
-    report = run_audit(state, config, checks=only, scope=namespace_scope(source, state))
+    report = run_audit(state, config, checks=only, scope=source.scope(state))
     threshold = Severity.parse(fail_on) if fail_on else None
     if output == "sarif":
         from kubegpu.audit.origins import fallback_origin, object_origins

@@ -6,8 +6,8 @@ from datetime import datetime, timezone
 
 import click
 import msgspec
-from rich.table import Table
 
+from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import load_prices, load_state, output_option, source_options
 from kubegpu.cli.render import dump_json, emit, to_plain, write_atomic
 from kubegpu.cli.render import literal
@@ -16,12 +16,13 @@ from kubegpu.defrag.scope import namespace_policy, plan_in_namespace
 from kubegpu.errors import UsageError
 from kubegpu.money.cluster import cluster_prices
 from kubegpu.money.fixes import defrag_json
+from kubegpu.model.text import counted
 
 
 def headline(plan: Plan) -> str:
     """One line: the goal and what reaching it costs (GPU-hours with two decimals)."""
     if plan.feasible and plan.moves:
-        return (f"{plan.goal.describe()}: {len(plan.moves)} move(s) in {len(plan.steps)} step(s), "
+        return (f"{plan.goal.describe()}: {counted(len(plan.moves), 'move')} in {counted(len(plan.steps), 'step')}, "
                 f"{plan.total_cost_gpu_hours:.2f} GPU-hours of work lost")
     return plan.message
 
@@ -30,11 +31,11 @@ def solver_line(plan: Plan) -> str | None:
     s = plan.solver
     if s is None:
         return None
-    heur = (f"heuristic: {s.heuristic_moves} move(s) in {s.heuristic_seconds:g} s" if s.heuristic_moves is not None
+    heur = (f"heuristic: {counted(s.heuristic_moves, 'move')} in {s.heuristic_seconds:g} s" if s.heuristic_moves is not None
             else "heuristic: no plan")
     exact = f"exact: {s.milp_status}" if s.milp_status else "exact: not run"
     if s.milp_moves is not None:
-        exact += f", {s.milp_moves} move(s)"
+        exact += f", {counted(s.milp_moves, 'move')}"
     gap = f"; heuristic gap {s.optimality_gap:.1%}" if s.optimality_gap is not None else ""
     return f"planner: {s.method} ({heur}; {exact}{gap})"
 
@@ -63,22 +64,22 @@ def money_line(value: dict) -> str:
     return line + (f" (price: {source})" if source else " (no price: GPU-hours)")
 
 
+MOVE_COLS = [Col("STEP", right=True), Col("POD"), Col("FROM"), Col("TO"), Col("GPUS", right=True, drop=1),
+             Col("GPU-H LOST", right=True), Col("GANG", drop=2)]  # narrow: GANG goes first, then GPUS
+BASIS_COL = Col("COST BASIS", wrap=True)  # -o wide only
+
+
+def move_row(m, wide: bool) -> list[str]:
+    c = m.cost
+    row = [str(m.step), literal(m.pod), literal(m.from_), literal(m.to), f"{c.gpus:g}" if c else "-",
+           f"{c.gpu_hours:.2f}" if c else "-", literal(m.gang or "-")]
+    return [*row, literal(c.basis) if c else "-"] if wide else row
+
+
 def plan_table(con, plan: Plan, *, wide: bool, applying: bool = False, money: dict | None = None) -> None:
     con.print(f"[bold]{literal(headline(plan))}[/]")
     if plan.moves:
-        t = Table(box=None, pad_edge=False, header_style="bold")
-        for col in ("STEP", "POD", "FROM", "TO", "GPUS", "GPU-H LOST", "GANG"):
-            t.add_column(col, justify="right" if col in ("STEP", "GPUS", "GPU-H LOST") else "left")
-        if wide:
-            t.add_column("COST BASIS")
-        for m in plan.moves:
-            c = m.cost
-            row = [str(m.step), literal(m.pod), literal(m.from_), literal(m.to), f"{c.gpus:g}" if c else "-",
-                   f"{c.gpu_hours:.2f}" if c else "-", literal(m.gang or "-")]
-            if wide:
-                row.append(literal(c.basis) if c else "-")
-            t.add_row(*row)
-        con.print(t)
+        show(con, [*MOVE_COLS, BASIS_COL] if wide else MOVE_COLS, [move_row(m, wide) for m in plan.moves], wide=wide)
     for target in plan.targets:
         what = target.pod or (f"a {target.gpus}-GPU pod" if target.gpus else "emptied")
         con.print(f"  -> {literal(target.node)}: {literal(what)}")
@@ -89,29 +90,22 @@ def plan_table(con, plan: Plan, *, wide: bool, applying: bool = False, money: di
         con.print(literal(money_line(money)), soft_wrap=not con.is_terminal)
     stay = [s for s in plan.pods if not s.movable and (wide or s.gpus)]
     if stay and wide:
-        t = Table(box=None, pad_edge=False, header_style="bold", title="pods that stay", title_justify="left")
-        for col in ("POD", "NODE", "GPUS", "WHY IT STAYS"):
-            t.add_column(col, justify="right" if col == "GPUS" else "left")
-        for s in stay:
-            t.add_row(literal(s.pod), literal(s.node), f"{s.gpus:g}", literal("; ".join(s.reasons)))
-        con.print(t)
+        con.print("pods that stay")
+        show(con, [Col("POD"), Col("NODE"), Col("GPUS", right=True), Col("WHY IT STAYS", wrap=True)],
+             [[literal(s.pod), literal(s.node), f"{s.gpus:g}", literal("; ".join(s.reasons))] for s in stay], wide=wide)
     elif stay:
-        t = Table(box=None, pad_edge=False, header_style="bold", title="GPU pods that stay (each pod: -o wide)",
-                  title_justify="left")
-        for col in ("PODS", "GPUS", "WHY THEY STAY"):
-            t.add_column(col, justify="right" if col in ("PODS", "GPUS") else "left")
-        for reason, n, gpus, _ in stay_groups(stay):
-            t.add_row(str(n), f"{gpus:g}", literal(reason))
-        con.print(t)
+        con.print("GPU pods that stay (each pod: -o wide)")
+        show(con, [Col("PODS", right=True), Col("GPUS", right=True), Col("WHY THEY STAY", wrap=True)],
+             [[str(n), f"{gpus:g}", literal(reason)] for reason, n, gpus, _ in stay_groups(stay)], wide=wide)
     line = solver_line(plan)
     if line:
         con.print(f"[dim]{line}[/]")
     if plan.moves and applying:
-        con.print(f"[bold]about to: cordon {literal(', '.join(plan.cordon))}; evict {len(plan.moves)} pod(s) in "
-                  f"{len(plan.steps)} step(s), each re-checked on the live pods first; then uncordon.[/]")
+        con.print(f"[bold]about to: cordon {literal(', '.join(plan.cordon))}; evict {counted(len(plan.moves), 'pod')} in "
+                  f"{counted(len(plan.steps), 'step')}, each re-checked on the live pods first; then uncordon.[/]")
     elif plan.moves and not plan.applied:
         con.print(f"[dim]dry run, nothing changed. --apply would: cordon {literal(', '.join(plan.cordon))}; evict "
-                  f"{len(plan.moves)} pod(s) in {len(plan.steps)} step(s), each step re-checked on the live pods "
+                  f"{counted(len(plan.moves), 'pod')} in {counted(len(plan.steps), 'step')}, each step re-checked on the live pods "
                   f"and waiting for its pods to be gone and replaced; then uncordon.[/]")
 
 
@@ -218,11 +212,12 @@ def defrag(source, output, for_pod, size, count, empty, max_moves, max_cost, all
     if do_apply and (source.demo or source.snapshots):
         raise UsageError("--apply acts on a live cluster: drop --demo/--snapshot")
     state = load_state(source)
-    policy = namespace_policy(source.namespace, allow_local_storage=allow_local_storage)
+    scope = source.scope(state)  # -A, and the note for an unknown or pod-less namespace
+    policy = namespace_policy(scope.namespace, allow_local_storage=allow_local_storage)
     plan = plan_defrag(state, goal, policy=policy, exact=exact, milp_time_limit=time_limit)
     if write_after:
         write_atomic(write_after, dump_json(_state_list(after_state(state, plan))).encode())
-    view = plan_in_namespace(plan, source.namespace)
+    view = plan_in_namespace(plan, scope.namespace)
     if not do_apply or not plan.feasible or not plan.moves:
         data = defrag_json(view, cluster_prices(state, load_prices(source)))
         emit(data, output, lambda con: plan_table(con, view, wide=output == "wide", money=data["money"]))
@@ -238,7 +233,7 @@ def defrag(source, output, for_pod, size, count, empty, max_moves, max_cost, all
     executor = Executor(LightkubeApi.from_kubeconfig(source.kubeconfig, source.context), Journal(path), opts, policy)
     executor.check_new(plan)
     plan_table(console(stderr=True), view, wide=False, applying=True)
-    if not yes and not click.confirm(f"Apply these {len(plan.moves)} move(s) to {source.describe()}?", err=True):
+    if not yes and not click.confirm(f"Apply these {counted(len(plan.moves), 'move')} to {source.describe()}?", err=True):
         raise click.exceptions.Exit(1)
     _finish(executor.apply(plan), output)
 

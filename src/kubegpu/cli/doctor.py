@@ -9,7 +9,6 @@ import click
 from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import file_option, load_prices, load_state, output_option, source_options
 from kubegpu.cli.render import emit, emit_text, literal, to_plain
-from kubegpu.cli.scope import namespace_scope
 from kubegpu.model.text import counted
 from kubegpu.money.text import money_lines
 
@@ -160,7 +159,7 @@ def doctor(source, output, file, fail_on, sections):
     from kubegpu.doctor import doctor_report
 
     state = load_state(source)
-    scope = namespace_scope(source, state)
+    scope = source.scope(state)
     report = doctor_report(state, only=set(sections) or None, scope=scope, prices=load_prices(source))
     data = to_plain(report)
     if output == "html":

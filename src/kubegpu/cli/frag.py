@@ -7,7 +7,6 @@ import click
 from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import load_prices, load_state, output_option, source_options
 from kubegpu.cli.render import emit, literal, write_atomic
-from kubegpu.cli.scope import namespace_scope
 from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, cluster_placement
 from kubegpu.fragmentation.report import FragReport, frag_report
 from kubegpu.fragmentation.shapes import load_mix
@@ -81,7 +80,7 @@ def frag_table_rows(report: FragReport, *, wide: bool) -> tuple[list[Col], list[
 
 
 @click.command()
-@source_options
+@source_options(k8s_version=False)  # no kube-scheduler wording here
 @output_option()
 @click.option("--mix", "mix_file", metavar="FILE", type=click.Path(dir_okay=False),
               help="Workload mix to measure against: an openb pod-list CSV or a JSON list of "
@@ -107,7 +106,7 @@ def frag(source, output, mix_file, plot_file):
       kubegpu frag --snapshot dump.json -o json --mix mix.json --plot gpus.png
     """
     cluster = load_state(source)
-    scope = namespace_scope(source, cluster)
+    scope = source.scope(cluster)
     mix = load_mix(mix_file) if mix_file else None
     if mix is not None:
         report = frag_report(cluster_placement(cluster), mix, source=f"file:{path_text(mix_file)}", namespace=scope.namespace)

@@ -7,7 +7,8 @@ import sys
 import click
 
 from kubegpu.cli.options import output_option, source_options
-from kubegpu.cli.render import emit
+from kubegpu.cli.columns import Col, show
+from kubegpu.cli.render import emit, literal
 
 
 @click.group()
@@ -139,7 +140,7 @@ def _figures(figures_file, classes) -> dict[str, float]:
 @click.option("--class", "classes", multiple=True, metavar="PATH=THROUGHPUT",
               help="Throughput of a storage path: nfs=200MB/s, local-nvme=3GB/s, object-store, peer. Repeatable.")
 @click.option("--figures", "figures_file", metavar="FILE", help="Throughputs measured by `kubegpu models bench -o json`.")
-@source_options
+@source_options(namespaces=False, k8s_version=False)
 @output_option()
 def plan(cache_file, model, classes, figures_file, source, output):
     """Per target node: what it holds, what it needs, bytes to move, disk headroom, ETA; when the rollout may start.
@@ -161,18 +162,15 @@ def plan(cache_file, model, classes, figures_file, source, output):
     result = make_plan(cache, load_state(source), _figures(figures_file, classes))
 
     def table(con):
-        from rich.table import Table
-
-        t = Table(box=None, pad_edge=False, header_style="bold")
-        for col in ("NODE", "STATE", "HOLDS", "TO MOVE", "START", "READY IN", "HEADROOM"):
-            t.add_column(col, justify="right" if col in ("TO MOVE", "START", "READY IN", "HEADROOM") else "left")
-        for n in result.nodes:
-            t.add_row(n.name, n.state, n.holds or "-", _human_bytes(n.bytes_needed), f"{n.start_seconds:g} s",
-                      f"{n.eta_seconds:g} s", _human_bytes(n.headroom_bytes))
+        cols = [Col("NODE"), Col("STATE"), Col("HOLDS", drop=1), Col("TO MOVE", right=True), Col("START", right=True),
+                Col("READY IN", right=True), Col("HEADROOM", right=True, drop=2)]
+        rows = [[literal(n.name), literal(n.state), literal(n.holds or "-"), _human_bytes(n.bytes_needed),
+                 f"{n.start_seconds:g} s", f"{n.eta_seconds:g} s", _human_bytes(n.headroom_bytes)]
+                for n in result.nodes]
         con.print(f"{cache.ref} -> {result.version}: {_human_bytes(result.total_bytes)} to move from "
                   f"{result.source_path} at {_human_bytes(result.rate_bytes_per_second)}/s per node, "
                   f"{result.max_nodes_pulling} nodes at a time")
-        con.print(t)
+        show(con, cols, rows, wide=output == "wide")
         ready = "never (see notes)" if result.ready_at_seconds is None else f"in {result.ready_at_seconds:g} s"
         con.print(f"\nRollout may start {ready}: {result.required_nodes} of {result.copies['total']} nodes "
                   f"verified (now {result.copies['available']}).")

@@ -14,6 +14,7 @@ import click
 
 from kubegpu.errors import InputError, UsageError
 from kubegpu.model.integers import int_or_none, shown
+from kubegpu.model.namespaces import NamespaceScope, namespace_note
 from kubegpu.simulate.limits import MAX_SEEDS, SEED_MAX
 from kubegpu.sources.bounded import path_text
 
@@ -38,6 +39,20 @@ class SourceOptions:
     all_namespaces: bool
     k8s_version: str | None
     prices: str | None = None
+
+    @property
+    def namespace_scope(self) -> NamespaceScope:
+        """-n NS, or every namespace (-A, the default)."""
+        return NamespaceScope(None if self.all_namespaces else self.namespace)
+
+    def scope(self, state) -> NamespaceScope:
+        """The scope of this run on `state`; an unknown or pod-less namespace is a one-line note on
+        stderr, the same for every command."""
+        scope = self.namespace_scope
+        note = namespace_note(state, scope)
+        if note:
+            click.echo(note, err=True)
+        return scope
 
     def describe(self) -> str:
         if self.demo:
@@ -219,19 +234,27 @@ def load_prices(source: SourceOptions):
     return LIST_PRICES_BOOK
 
 
+def wording_version(source: SourceOptions) -> str | None:
+    """--k8s-version as "v1.34[.1]" (None without it); it picks kube-scheduler's wording only."""
+    if not source.k8s_version:
+        return None
+    version = source.k8s_version if source.k8s_version.startswith("v") else "v" + source.k8s_version
+    if not version[1:2].isdigit():
+        raise UsageError(f"--k8s-version {source.k8s_version!r} is not a version like 1.34 or v1.34.1")
+    return version
+
+
 def load_state(source: SourceOptions):
-    """The ClusterState of the chosen source; --k8s-version overrides the recorded version."""
+    """The ClusterState of the chosen source; --k8s-version sets the wording (`state.k8s_version`),
+    never the cluster's reported `server_version`."""
     from kubegpu.sources.documents import load_cluster
 
+    version = wording_version(source)  # a bad version is refused before anything is read
     state = load_cluster(read_documents(source), one_shot=True)  # a command keeps its cluster to the end
     ctx = click.get_current_context(silent=True)
     if ctx is not None and source.snapshots:  # an engine's error about an object then names its file
         ctx.meta[ORIGINS] = state.origins
-    if source.k8s_version:
-        version = source.k8s_version if source.k8s_version.startswith("v") else "v" + source.k8s_version
-        if not version[1:2].isdigit():
-            raise UsageError(f"--k8s-version {source.k8s_version!r} is not a version like 1.34 or v1.34.1")
-        state.server_version = version
+    state.k8s_version = version
     return state
 
 

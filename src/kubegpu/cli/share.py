@@ -7,7 +7,6 @@ import click
 from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import load_prices, load_state, output_option, source_options
 from kubegpu.cli.render import emit, literal
-from kubegpu.cli.scope import namespace_scope
 from kubegpu.model.text import counted
 from kubegpu.money.amount import money_text
 from kubegpu.money.cluster import cluster_prices
@@ -101,7 +100,7 @@ def share(source, output, pool, replicas, max_cpu, max_memory):
       kubegpu share --snapshot dump.json --pool a100 --replicas 2 --prices prices.yaml
     """
     state = load_state(source)
-    scope = namespace_scope(source, state)
+    scope = source.scope(state)
     limits = audit_thresholds()
     if max_cpu is not None or max_memory is not None:
         limits = Thresholds(

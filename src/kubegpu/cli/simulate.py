@@ -12,10 +12,10 @@ from typing import Callable, Iterator
 
 import click
 from rich.progress import Progress
-from rich.table import Table
 
+from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import check_seeds, output_option, source_options
-from kubegpu.cli.render import console, emit, write_atomic
+from kubegpu.cli.render import console, emit, literal, write_atomic
 from kubegpu.cli.writer import write_all
 from kubegpu.errors import OutputError, UsageError
 from kubegpu.jsontext import json_bytes
@@ -147,36 +147,36 @@ def _scenario_arg(scenario_file: str | None, scenario_name: str | None) -> str:
     return scenario_file or scenario_name
 
 
-def run_table(result: dict):
+RUN_COLS = [Col("GROUP"), Col("UPS", right=True), Col("DOWNS", right=True), Col("CYCLES", right=True),
+            Col("NODE-H", right=True), Col("BILLED-H", right=True), Col("COST", right=True)]
+POD_COLS = [Col("CLASS"), Col("PODS", right=True), Col("WAIT-MEAN", right=True), Col("WAIT-P95", right=True),
+            Col("WAIT-P99", right=True), Col("DONE", right=True), Col("TIMED-OUT", right=True)]
+
+
+def run_rows(result: dict) -> list[list[str]]:
+    """Node groups, then the total (cost with its currency), for RUN_COLS."""
     a, c = result["autoscaler"], result["cost"]
-    table = Table(box=None, pad_edge=False, header_style="bold", title=f"{result['scenario']} (seed {result['seed']}, "
-                  f"{result['duration_s'] / 3600:g} h)", title_justify="left")
-    for col, just in (("GROUP", "left"), ("UPS", "right"), ("DOWNS", "right"), ("CYCLES", "right"),
-                      ("NODE-H", "right"), ("BILLED-H", "right"), ("COST", "right")):
-        table.add_column(col, justify=just)
-    for g in a["groups"]:
-        table.add_row(g["name"], str(g["scale_ups"]), str(g["scale_downs"]), str(g["cycles"]), f"{g['node_hours']:.1f}",
-                      f"{g['billed_node_hours']:.1f}", f"{g['cost']:,.2f}")
-    table.add_row("[bold]total[/]", str(a["scale_ups"]), str(a["scale_downs"]), f"{a['cycles_per_day']:g}/day",
-                  f"{a['node_hours']:.1f}", f"{a['billed_node_hours']:.1f}", f"[bold]{c['total']:,.2f} {c['currency']}[/]")
-    return table
+    rows = [[literal(g["name"]), str(g["scale_ups"]), str(g["scale_downs"]), str(g["cycles"]),
+             f"{g['node_hours']:.1f}", f"{g['billed_node_hours']:.1f}", f"{g['cost']:,.2f}"] for g in a["groups"]]
+    rows.append(["[bold]total[/]", str(a["scale_ups"]), str(a["scale_downs"]), f"{a['cycles_per_day']:g}/day",
+                 f"{a['node_hours']:.1f}", f"{a['billed_node_hours']:.1f}", f"[bold]{c['total']:,.2f} {c['currency']}[/]"])
+    return rows
 
 
-def pods_table(result: dict):
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for col in ("CLASS", "PODS", "WAIT-MEAN", "WAIT-P95", "WAIT-P99", "DONE", "TIMED-OUT"):
-        table.add_column(col, justify="left" if col == "CLASS" else "right")
+def pod_rows(result: dict) -> list[list[str]]:
+    rows = []
     for name, x in result["pods"]["by_class"].items():
         w = x["wait_seconds"]
-        table.add_row(name, str(x["pods"]), f"{w['mean']:.0f}s", f"{w['p95']:.0f}s", f"{w['p99']:.0f}s",
-                      str(x["completed"]), str(x["timed_out"]))
-    return table
+        rows.append([literal(name), str(x["pods"]), f"{w['mean']:.0f}s", f"{w['p95']:.0f}s", f"{w['p99']:.0f}s",
+                     str(x["completed"]), str(x["timed_out"])])
+    return rows
 
 
-def print_run(con, result: dict) -> None:
-    con.print(run_table(result))
+def print_run(con, result: dict, *, wide: bool = False) -> None:
+    con.print(f"[bold]{literal(result['scenario'])}[/] (seed {result['seed']}, {result['duration_s'] / 3600:g} h)")
+    show(con, RUN_COLS, run_rows(result), wide=wide)
     con.print()
-    con.print(pods_table(result))
+    show(con, POD_COLS, pod_rows(result), wide=wide)
     pr, u = result["preemption"], result["utilization"]
     con.print()
     con.print(f"preemptions {pr['count']}, GPU-hours lost {pr['gpu_hours_lost']:.2f} "
@@ -195,7 +195,7 @@ def print_run(con, result: dict) -> None:
 @click.option("--from-cluster", is_flag=True,
               help="Start from the live cluster's nodes, node groups, running pods and cluster-autoscaler flags "
                    "(implied by --demo / --snapshot).")
-@source_options
+@source_options(namespaces=False, k8s_version=False)
 @output_option()
 def run_cmd(scenario_file, scenario_name, sets, plot_file, events_file, from_cluster, source, output):
     """Run one scenario in simulated time: arrivals, gangs, preemption, cluster-autoscaler, billing.
@@ -237,7 +237,7 @@ def run_cmd(scenario_file, scenario_name, sets, plot_file, events_file, from_clu
         outputs.append((events_file, b"".join(msgspec.json.encode(x) + b"\n" for x in engine.log)))
     for path, data in outputs:
         write_atomic(path, data)
-    emit(result, output, lambda con: print_run(con, result))
+    emit(result, output, lambda con: print_run(con, result, wide=output == "wide"))
 
 
 @simulate.command("sweep")
@@ -286,7 +286,7 @@ def sweep_cmd(scenario_file, scenario_name, grid_file, sets, out_dir, workers, a
         write_atomic(folder / "results.csv", sw.results_csv(rows).encode())
         write_atomic(folder / "results.json", json_bytes(rows))
         write_atomic(folder / "comparison.png", sw.comparison_png(rows, name))
-    emit(rows, output, lambda con: con.print(sweep_table(rows)))
+    emit(rows, output, lambda con: show(con, *sweep_table(rows), wide=output == "wide", records_when_narrow=True))
 
 
 def out_folder(out_dir: str) -> Path:
@@ -332,16 +332,15 @@ def journal_appender(path: Path | None, keep_bytes: int) -> Iterator[Callable[[d
         os.close(fd)
 
 
-def sweep_table(rows: list[dict]):
-    table = Table(box=None, pad_edge=False, header_style="bold")
+def sweep_table(rows: list[dict]) -> tuple[list[Col], list[list[str]]]:
+    """One column per grid key, then the seed and the headline metrics; one row per run."""
     keys = list(dict.fromkeys(k for r in rows for k in r["params"]))
-    for k in keys:
-        table.add_column(k.rsplit(".", 1)[-1].upper())
-    for col in ("SEED", "CYCLES/DAY", "COST", "WAIT-P95", "LOST-GPU-H"):
-        table.add_column(col, justify="right")
+    cols = [Col(k.rsplit(".", 1)[-1].upper()) for k in keys] + [
+        Col(c, right=True) for c in ("SEED", "CYCLES/DAY", "COST", "WAIT-P95", "LOST-GPU-H")]
+    out = []
     for r in rows:
         x = r["result"]
-        table.add_row(*(str(r["params"].get(k)) for k in keys), str(r["seed"]), f"{x['autoscaler']['cycles_per_day']:g}",
-                      f"{x['cost']['total']:,.2f}", f"{x['pods']['wait_seconds']['p95']:.0f}s",
-                      f"{x['preemption']['gpu_hours_lost']:.1f}")
-    return table
+        out.append([*(literal(str(r["params"].get(k))) for k in keys), str(r["seed"]),
+                    f"{x['autoscaler']['cycles_per_day']:g}", f"{x['cost']['total']:,.2f}",
+                    f"{x['pods']['wait_seconds']['p95']:.0f}s", f"{x['preemption']['gpu_hours_lost']:.1f}"])
+    return cols, out

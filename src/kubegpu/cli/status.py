@@ -8,7 +8,6 @@ from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import emit
 from kubegpu.cli.render import literal
-from kubegpu.cli.scope import namespace_scope
 from kubegpu.model.text import counted
 from kubegpu.status import StatusReport, cluster_status
 
@@ -49,7 +48,7 @@ def status_rows(report: StatusReport, *, wide: bool, gpu_only: bool) -> list[lis
 
 
 @click.command()
-@source_options
+@source_options(k8s_version=False)  # no kube-scheduler wording here
 @output_option()
 @click.option("--gpu-only", is_flag=True, help="Show only nodes with GPUs.")
 def status(source, output, gpu_only):
@@ -69,7 +68,7 @@ def status(source, output, gpu_only):
       kubectl gpu status --context prod -o wide
     """
     state = load_state(source)
-    report = cluster_status(state, scope=namespace_scope(source, state))
+    report = cluster_status(state, scope=source.scope(state))
     wide = output == "wide"
 
     def table(con):

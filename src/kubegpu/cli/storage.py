@@ -16,7 +16,8 @@ def storage():
 
 
 @storage.command()
-@click.option("--size", required=True, metavar="SIZE", help="Model size: 14GB, 13GiB, 700MB ...")
+@click.option("--size", required=True, metavar="SIZE", help="Model size: 14GB, 13GiB, 700MB, or a Kubernetes quantity "
+                   "(14G, 13Gi, 1e9).")
 @click.option("--class", "classes", multiple=True, metavar="NAME=THROUGHPUT",
               help="Throughput of a class or StorageClass (nfs=200MB/s, local-nvme=3GB/s, fsx-lustre=1GB/s). "
                    "Repeatable.")

@@ -101,13 +101,13 @@ class BudgetLedger:
         new.budgets = {k: BudgetState(**vars(b)) for k, b in self.budgets.items()}
         return new
 
-    def _budget(self, pod: Pod) -> BudgetState | None:
+    def budget_of(self, pod: Pod) -> BudgetState | None:
         pdbs = self.state.pdbs_for(pod)
         if len(pdbs) != 1:
             return None  # none, or several (refused by evictability before any budget is asked)
         return self.budgets.get((pdbs[0].namespace, pdbs[0].name))
 
-    def _needs(self, pod: Pod, budget: BudgetState) -> int:
+    def needs(self, pod: Pod, budget: BudgetState) -> int:
         """Disruptions this pod's eviction uses: 0 for a not-ready pod the policy lets go."""
         if pod_is_ready(pod):
             return 1
@@ -121,11 +121,11 @@ class BudgetLedger:
         """Why evicting all of `pods` now would be refused (None: the budgets allow it)."""
         use: dict[tuple[str, str], int] = {}
         for pod in pods:
-            b = self._budget(pod)
+            b = self.budget_of(pod)
             if b is None:
                 continue
             key = (b.namespace, b.name)
-            use[key] = use.get(key, 0) + self._needs(pod, b)
+            use[key] = use.get(key, 0) + self.needs(pod, b)
         for key, n in sorted(use.items()):
             b = self.budgets[key]
             if n > b.allowed:
@@ -137,18 +137,18 @@ class BudgetLedger:
     def take(self, pods: Iterable[Pod]) -> None:
         """Use the disruptions that evicting `pods` costs (call only when `blocked` said None)."""
         for pod in pods:
-            b = self._budget(pod)
+            b = self.budget_of(pod)
             if b is None:
                 continue
-            n = self._needs(pod, b)
+            n = self.needs(pod, b)
             b.allowed -= n
             if pod_is_ready(pod):
                 b.healthy -= 1
 
     def exhausted(self, pod: Pod) -> bool:
         """True when the pod's PDB has no disruption left at all (before any plan)."""
-        b = self._budget(pod)
-        return b is not None and b.initial_allowed == 0 and self._needs(pod, b) > 0
+        b = self.budget_of(pod)
+        return b is not None and b.initial_allowed == 0 and self.needs(pod, b) > 0
 
     def exhausted_reason(self, pod: Pod) -> str | None:
         """Why the pod's PDB forbids its eviction before any plan (None when it allows one)."""

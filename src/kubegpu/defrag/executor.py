@@ -34,6 +34,7 @@ from kubegpu.defrag.replacements import match_replacements
 from kubegpu.defrag.signals import SignalGuard, Terminated
 from kubegpu.errors import InputError, SourceError, UsageError
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.text import counted
 
 
 class Abort(Exception):
@@ -192,7 +193,7 @@ class Executor:
                     if step[0].step not in st.steps_done:
                         self._step(step, st, report)
                         report.steps_done.append(step[0].step)
-                report.message = f"{len(plan.moves)} move(s) done in {len(plan.steps)} step(s)"
+                report.message = f"{counted(len(plan.moves), 'move')} done in {counted(len(plan.steps), 'step')}"
             except Abort as err:
                 report.status, report.message = "aborted", str(err)
             except Stop as err:

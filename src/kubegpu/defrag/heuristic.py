@@ -221,8 +221,8 @@ def move_with_chain(work: WorkState, u: int, forbidden: np.ndarray, score: DestS
     _, n = room.hosted.pop()
     room.free[n] += t.vec
     room.pods_free[n] += 1
-    room._evict(p)
-    room._place(p, n)
+    room.evict_member(p)
+    room.place_member(p, n)
     room.ledger.take([pod])
     room.order.append(u)
     return room

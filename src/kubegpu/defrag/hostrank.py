@@ -34,11 +34,7 @@ def movable_units(work: WorkState, forbidden: np.ndarray) -> np.ndarray:
     prob = work.problem
     if not len(prob.pods):
         return np.ones(len(prob.units), dtype=bool)
-    shapes = prob._cache.get("pod_shapes")
-    if shapes is None:
-        keyed = np.column_stack([prob.vec, prob.whole_gpus.astype(np.int64)])
-        shapes = prob._cache["pod_shapes"] = np.unique(keyed, axis=0, return_inverse=True)
-    rows, inv = shapes
+    rows, inv = prob.pod_shapes()
     inv = inv.reshape(-1)
     open_ = ~forbidden & (work.pods_free >= 1)
     free, whole_free = work.free[open_], work.whole_free()[open_]

@@ -204,10 +204,10 @@ def _budget_rows(mdl: _Model, work: WorkState, v: dict[int, int]) -> None:
     ledger = work.ledger
     use: dict[tuple[str, str], dict[int, float]] = {}
     for p, pod in enumerate(prob.pods):
-        b = ledger._budget(pod)
+        b = ledger.budget_of(pod)
         if b is None:
             continue
-        need = ledger._needs(pod, b)
+        need = ledger.needs(pod, b)
         if need:
             terms = use.setdefault((b.namespace, b.name), {})
             c = v[int(prob.unit_of[p])]
@@ -226,14 +226,14 @@ def _replay(work: WorkState, units: list[int], dest: dict[int, int]) -> WorkStat
             members = prob.units[u].members
             trial = state.copy()
             for p in members:
-                trial._evict(p)
+                trial.evict_member(p)
             ok = True
             for p in members:
                 m = dest[p]
                 if not trial.room_at(p, m):
                     ok = False
                     break
-                trial._place(p, m)
+                trial.place_member(p, m)
             if ok:
                 trial.ledger.take([prob.pods[p] for p in members])
                 trial.order.append(u)

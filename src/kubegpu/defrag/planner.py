@@ -68,13 +68,13 @@ def _find_beneficiaries(state: ClusterState, name: str, gangs=None, pod: Pod | N
     return [pod], None
 
 
-def _pod_targets(problem: DefragProblem, pods: list[Pod]) -> list[TargetSpec]:
+def pod_targets(problem: DefragProblem, pods: list[Pod]) -> list[TargetSpec]:
     snap = problem.snapshot
     return [TargetSpec(label=p.key, vec=snap.pod_info(p).vector.copy(), mask=problem.static_mask(p))
             for p in pods]
 
 
-def _probe(problem: DefragProblem, k: int, cpu: int, label: str) -> TargetSpec:
+def probe_target(problem: DefragProblem, k: int, cpu: int, label: str) -> TargetSpec:
     vec = np.zeros(problem.free.shape[1], dtype=np.int64)
     col = problem.column("cpu")
     if col is not None:
@@ -252,15 +252,15 @@ def _solve(state: ClusterState, goal: Goal, problem: DefragProblem, beneficiarie
         return out
 
     if goal.kind == "pod":
-        targets = _pod_targets(problem, beneficiaries)
+        targets = pod_targets(problem, beneficiaries)
         milp_kwargs = {"targets": targets}
     elif goal.kind == "size":
         cpu = cpu_by_size(mix, (goal.size,)).get(goal.size, 0)  # the same CPU cap `frag` applies
-        probe = _probe(problem, goal.size, cpu, f"{goal.size}-GPU pod")
+        probe = probe_target(problem, goal.size, cpu, f"{goal.size}-GPU pod")
         existing = _reserve_existing(start, probe)
         # bounded by the cluster, not by --count: more than every GPU device holds is unmet anyway
         room = int((problem.dev_total[problem.schedulable] >= 1000).sum()) // goal.size
-        targets = [_probe(problem, goal.size, cpu, f"{goal.size}-GPU pod #{existing + i + 1}")
+        targets = [probe_target(problem, goal.size, cpu, f"{goal.size}-GPU pod #{existing + i + 1}")
                    for i in range(min(goal.count, max(room - existing, 0) + 1))]
         base = WorkState.start(problem)
         milp_kwargs = {"size_k": goal.size, "size_goal": existing + goal.count, "size_cpu": cpu}
@@ -298,8 +298,7 @@ def _solve(state: ClusterState, goal: Goal, problem: DefragProblem, beneficiarie
         if isinstance(verdict, tuple):
             start.banned.add(verdict)  # the core refuses this destination: plan again without it
             milp_start.banned.add(verdict)
-            problem._dest[verdict[0]] = problem.dest_mask(verdict[0]).copy()
-            problem._dest[verdict[0]][verdict[1]] = False
+            problem.ban(*verdict)
             chosen = None
             failure = "the scheduling core refused every plan found"
             continue

@@ -73,6 +73,7 @@ class DefragProblem:
     _dest: dict[int, np.ndarray] = field(default_factory=dict)          # this plan's masks (bans applied)
     _dest_shared: dict[int, np.ndarray] = field(default_factory=dict)   # every plan's masks, no bans
     _cache: dict = field(default_factory=dict)  # derived, read-only facts shared by every plan's copy
+    _key_index: dict[str, int] = field(default_factory=dict, repr=False)  # pod key -> candidate (candidate())
     same_pool: bool = False     # destinations only in the pod's own node pool (the pool separation)
 
     @property
@@ -129,7 +130,7 @@ class DefragProblem:
         if where is not None:
             snap.remove(exclude)
         try:
-            outcome = filter_pod(snap, pod, version=version_of(self.state.server_version))
+            outcome = filter_pod(snap, pod, version=version_of(self.state.server_version, self.state.k8s_version))
         finally:
             if held is not None:
                 snap.assume(held, where)
@@ -151,6 +152,20 @@ class DefragProblem:
             self._dest[p] = mask
         return mask
 
+    def ban(self, p: int, n: int) -> None:
+        """This plan's replacement of candidate p may not land on node n (the core refused it there)."""
+        mask = self.dest_mask(p).copy()
+        mask[n] = False
+        self._dest[p] = mask
+
+    def pod_shapes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The candidates' distinct shapes (requests, whole GPUs) and each candidate's shape (cached)."""
+        shapes = self._cache.get("pod_shapes")
+        if shapes is None:
+            keyed = np.column_stack([self.vec, self.whole_gpus.astype(np.int64)])
+            shapes = self._cache["pod_shapes"] = np.unique(keyed, axis=0, return_inverse=True)
+        return shapes
+
     def pool_mates(self, n: int) -> np.ndarray:
         """bool[n]: nodes in node n's pool (same pool label, or both without one)."""
         codes = self._cache.get("pool_codes")
@@ -163,16 +178,11 @@ class DefragProblem:
     def crosses_pools(self, p: int, n: int) -> bool:
         return not bool(self.pool_mates(int(self.home[p]))[n])
 
-    @property
-    def _index(self) -> dict[str, int]:
-        idx = getattr(self, "_key_index", None)
-        if idx is None:
-            idx = {p.key: i for i, p in enumerate(self.pods)}
-            self._key_index = idx
-        return idx
-
     def candidate(self, key: str) -> int | None:
-        return self._index.get(key)
+        """The index of the candidate pod `key` ('ns/name'), None if it is no candidate."""
+        if len(self._key_index) != len(self.pods):
+            self._key_index = {p.key: i for i, p in enumerate(self.pods)}
+        return self._key_index.get(key)
 
 
 def build_problem(state: ClusterState, *, policy: EvictionPolicy = EvictionPolicy(),

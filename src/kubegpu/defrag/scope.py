@@ -10,6 +10,7 @@ import msgspec
 
 from kubegpu.defrag.evictability import EvictionPolicy
 from kubegpu.defrag.plan import Plan
+from kubegpu.model.namespaces import NamespaceScope
 
 
 def namespace_policy(namespace: str | None, *, allow_local_storage: bool = False) -> EvictionPolicy:
@@ -20,6 +21,7 @@ def namespace_policy(namespace: str | None, *, allow_local_storage: bool = False
 
 def plan_in_namespace(plan: Plan, namespace: str | None) -> Plan:
     """The plan with the standings of the pods of `namespace` only (what `-o json` prints)."""
-    if not namespace:
+    scope = NamespaceScope(namespace or None)
+    if scope.all:
         return plan
-    return msgspec.structs.replace(plan, pods=[s for s in plan.pods if s.pod.split("/", 1)[0] == namespace])
+    return msgspec.structs.replace(plan, pods=[s for s in plan.pods if scope.includes_pod_key(s.pod)])

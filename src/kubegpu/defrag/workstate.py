@@ -100,14 +100,14 @@ class WorkState:
         return bool(self.room(p, slice(m, m + 1))[0])
 
     # ------------------------------------------------------------------ changes
-    def _evict(self, p: int) -> None:
+    def evict_member(self, p: int) -> None:
         prob = self.problem
         h = int(prob.home[p])
         self.free[h] += prob.vec[p]
         self.pods_free[h] += 1
         self.dev_free[h] += prob.dev_delta[p]
 
-    def _place(self, p: int, m: int) -> None:
+    def place_member(self, p: int, m: int) -> None:
         prob = self.problem
         self.free[m] -= prob.vec[p]
         self.pods_free[m] -= 1
@@ -143,7 +143,7 @@ class WorkState:
             return False
         saved = (self.free.copy(), self.pods_free.copy(), self.dev_free.copy())
         for p in members:
-            self._evict(p)
+            self.evict_member(p)
         order = sorted(members, key=lambda p: (-int(prob.whole_gpus[p]), -int(prob.vec[p].sum())))
         placed: list[int] = []
         for p in order:
@@ -154,7 +154,7 @@ class WorkState:
                     del self.moved[q]
                 return False
             m = score.pick(self, p, ok)
-            self._place(p, m)
+            self.place_member(p, m)
             placed.append(p)
         self.ledger.take(pods)
         self.order.append(u)

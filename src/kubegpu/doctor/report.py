@@ -66,7 +66,8 @@ def phase_counts(state: ClusterState, scope: NamespaceScope) -> PhaseCounts:
 
 
 def _pending(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:
-    return pending_summary(state, namespace=scope.namespace)  # by the pods' own namespace, not their printed key
+    # by the pods' own namespace, not their printed key
+    return pending_summary(state, version=state.k8s_version, namespace=scope.namespace)
 
 
 def _defrag(state: ClusterState, table: NodeTable, done: dict[str, Any], scope: NamespaceScope) -> Any:

@@ -23,15 +23,13 @@ WHOLE_GPU_SIZES_MIX = ShapeMix([TaskShape(cpu_milli=0, num_gpu=k, gpu_milli=MILL
 
 
 def demand_task(requests: dict[str, int], demand: GpuDemand, name: str) -> Task:
-    """Requests and a physical GPU demand as a placement task (CPU milli, memory bytes, devices)."""
-    num, milli = (demand.num_gpu, demand.gpu_milli) if demand.num_gpu > 0 and demand.gpu_milli > 0 else (0, 0)
-    return Task(cpu_milli=int(requests.get("cpu", 0)), mem_bytes=int(requests.get("memory", 0)), num_gpu=num,
-                gpu_milli=min(milli, MILLI), models=demand.models, name=name)
+    """`Task.from_demand` under the name the extender imports."""
+    return Task.from_demand(requests, demand, name)
 
 
 def pod_task(cluster: ClusterState, pod) -> Task:
     """A pod as a placement task (CPU milli, memory bytes, physical GPU demand)."""
-    return demand_task(cluster.pod_requests(pod), cluster.gpu_demand(pod), pod.key)
+    return Task.from_demand(cluster.pod_requests(pod), cluster.gpu_demand(pod), pod.key)
 
 
 def cluster_tasks(cluster: ClusterState, scope: NamespaceScope = NamespaceScope()) -> list[Task]:

@@ -1,6 +1,7 @@
 """The cluster model: quantities, typed v1 objects, ClusterState and the columnar NodeTable.
 
-Imports nothing else of kubegpu's (the innermost layer)."""
+The innermost layer: imports nothing else of kubegpu's but `kubegpu.errors` (InputError for bad
+quantities and objects)."""
 
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import GpuDemand, NodeGpu

@@ -27,14 +27,17 @@ from kubegpu.model.selectors import selector_matches
 class ClusterState:
     """All objects of a cluster plus the indexes the engines use.
 
-    `server_version` is the cluster's gitVersion ("v1.35.2") when known; it picks the
-    wording of kube-scheduler messages. `captured_at` is when the objects were read.
+    `server_version` is the cluster's gitVersion ("v1.35.2") when known: what reports show.
+    `k8s_version` (--k8s-version) overrides it for the wording of kube-scheduler messages only;
+    the engines pick the wording with `version_of(server_version, k8s_version)`.
+    `captured_at` is when the objects were read.
     """
 
     def __init__(self, objects: Iterable[KubeObject], *, server_version: str | None = None,
-                 source: str = "", captured_at: str | None = None) -> None:
+                 source: str = "", captured_at: str | None = None, k8s_version: str | None = None) -> None:
         self.objects: list[KubeObject] = list(objects)
         self.server_version = server_version
+        self.k8s_version = k8s_version
         self.source = source
         self.captured_at = captured_at  # RFC3339; "now" for the state (ages, checkpoints)
         by_kind: dict[str, list[KubeObject]] = defaultdict(list)
@@ -170,4 +173,4 @@ class ClusterState:
         """The same cluster with its pods replaced (what-if states for defrag and simulate)."""
         others = [o for o in self.objects if o.kind != "Pod"]
         return ClusterState([*others, *pods], server_version=self.server_version, source=self.source,
-                            captured_at=self.captured_at)
+                            captured_at=self.captured_at, k8s_version=self.k8s_version)

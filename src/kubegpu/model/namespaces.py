@@ -32,6 +32,10 @@ class NamespaceScope:
         """Whether an object of `namespace` ('' or None: cluster-scoped) is reported."""
         return self.namespace is None or not namespace or namespace == self.namespace
 
+    def includes_pod_key(self, key: str) -> bool:
+        """The same for a pod key 'namespace/name'."""
+        return self.includes(key.partition("/")[0])
+
     def includes_ref(self, ref: str) -> bool:
         """The same for a 'Kind/ns/name' (namespaced) or 'Kind/name' (cluster-scoped) reference."""
         return self.includes(ref_namespace(ref))

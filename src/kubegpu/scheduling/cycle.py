@@ -118,7 +118,7 @@ class FilterOutcome:
         return counts
 
 
-def _context(snapshot: SchedulingSnapshot, pod: Pod, version: KubeVersion, info: PodInfo | None) -> CycleContext:
+def make_context(snapshot: SchedulingSnapshot, pod: Pod, version: KubeVersion, info: PodInfo | None) -> CycleContext:
     return CycleContext(pod=pod, info=info or snapshot.pod_info(pod), snapshot=snapshot, version=version)
 
 
@@ -170,7 +170,7 @@ def run_filters(snapshot: SchedulingSnapshot, pod: Pod, version: KubeVersion, *,
     run): node-local filters read the view without them; filters that count pods across a
     topology domain subtract only node i's share.
     """
-    ctx = ctx or _context(snapshot, pod, version, info)
+    ctx = ctx or make_context(snapshot, pod, version, info)
     n = len(snapshot.nodes)
     out = FilterOutcome(pod=pod, info=ctx.info, version=version, num_nodes=n)
     rejection, skipped, allowed, narrowing = run_prefilters(ctx)
@@ -205,4 +205,4 @@ def run_filters(snapshot: SchedulingSnapshot, pod: Pod, version: KubeVersion, *,
 def filter_pod(snapshot: SchedulingSnapshot, pod: Pod, *, version: KubeVersion | None = None) -> FilterOutcome:
     """PreFilter and every Filter of the default profile for `pod` on every node of `snapshot`
     (the version: the snapshot's cluster's, unless given)."""
-    return run_filters(snapshot, pod, version if version is not None else version_of(snapshot.state.server_version))
+    return run_filters(snapshot, pod, version if version is not None else version_of(snapshot.state.server_version, snapshot.state.k8s_version))

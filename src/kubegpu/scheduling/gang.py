@@ -152,7 +152,7 @@ def place_gang(snapshot, gang: Gang, *, version=None, choose=None) -> GangPlacem
     choice when a caller applies rules of its own on top of the core's (the extender's GPU rules).
     """
 
-    v = version or version_of(snapshot.state.server_version)
+    v = version or version_of(snapshot.state.server_version, snapshot.state.k8s_version)
     work = snapshot.copy()
     placed: dict[str, str] = {}
     unplaced: list[str] = []

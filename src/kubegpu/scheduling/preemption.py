@@ -25,7 +25,7 @@ import numpy as np
 
 from kubegpu.model.kinds import PodDisruptionBudget
 from kubegpu.model.selectors import selector_matches
-from kubegpu.scheduling.cycle import FilterOutcome, _context, run_filters, run_prefilters
+from kubegpu.scheduling.cycle import FilterOutcome, make_context, run_filters, run_prefilters
 from kubegpu.scheduling.framework import Code, Status
 from kubegpu.scheduling.message import DRA_NO_CLAIMS, DRA_STATE_NOT_FOUND, PREEMPTION_PREFIX
 from kubegpu.scheduling.message import fit_error_message
@@ -207,7 +207,7 @@ def dry_run(snapshot: SchedulingSnapshot, outcome: FilterOutcome, *, max_candida
         limit = max_candidates or max(math.ceil(int(potential.sum()) * MIN_CANDIDATES_PERCENTAGE / 100),
                                       MIN_CANDIDATES_ABSOLUTE)
         pdbs = snapshot.state.of_kind("PodDisruptionBudget")
-        ctx = _context(snapshot, info.pod, outcome.version, info)
+        ctx = make_context(snapshot, info.pod, outcome.version, info)
         run_prefilters(ctx)
         for i in np.flatnonzero(after_fits)[:limit].tolist():
             victims = (_select_victims(ctx, outcome.skipped, base, i, full, pdbs) if with_victims else

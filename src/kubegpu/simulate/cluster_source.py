@@ -57,10 +57,7 @@ def cluster_overrides(state) -> tuple[dict[str, Any], list[Job]]:
         node = pod.spec.node_name
         if not node or pod.is_terminal or node not in group_of:
             continue
-        req = state.pod_requests(pod)
-        demand = state.gpu_demand(pod, node)
-        task = Task(cpu_milli=req.get("cpu", 0), mem_bytes=req.get("memory", 0), num_gpu=demand.num_gpu,
-                    gpu_milli=demand.gpu_milli, models=demand.models, name=pod.key)
+        task = Task.from_demand(state.pod_requests(pod), state.gpu_demand(pod, node), pod.key)
         prio = PriorityClass(pod.spec.priority_class_name or "", state.priority_of(pod))
         jobs.append(Job(id=-1, name=pod.key, cls="running", submit=0.0, task=task, kind=SERVICE, end=float("inf"),
                         priority=prio, selector=Selector(((GROUP_LABEL, group_of[node]),), (TOLERATE_EVERYTHING,)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kubegpu.errors import InputError
+from kubegpu.model.text import counted
 from kubegpu.simulate.autoscaler.estimator import PendingPod, estimate
 from kubegpu.simulate.nodes import ClusterNodes
 from kubegpu.simulate.workload import Job
@@ -35,6 +36,6 @@ def check_jobs_fit(cluster: ClusterNodes, jobs: list[Job]) -> None:
                    for g in cluster.groups if len(g.slots))
         if room < job.pods:
             where, _, fld = job.origin.partition(": field ")
-            what = (f"{job.name}: a gang of {job.pods} pods x {job.task.num_gpu} GPU(s) does not fit the cluster "
+            what = (f"{job.name}: a gang of {counted(job.pods, 'pod')} x {counted(job.task.num_gpu, 'GPU')} does not fit the cluster "
                     f"even at every node group's max size (room for {room})")
             raise InputError(what, where=where or None, field=(fld + ".pods") if fld else "pods")

@@ -4,9 +4,10 @@ Same steps as kube-scheduler (and `kubegpu.scheduling.preemption`): only nodes t
 resources are tried (not on selector/taints: "UnschedulableAndUnresolvable"); per node remove every
 strictly lower-priority pod, check the fit, then reprieve the most important victims first
 (higher priority, then earlier start) while the pod still fits; the node is then picked by
-upstream's criteria (`scheduling.preemption.pick_one_node`). Fit is `PlacementState.fits_on` on a
-one-node sub-state (`PlacementState.rows`), with the placement state's documented omissions. No PDBs
-in the simulated workloads, so none is violated.
+upstream's criteria (`scheduling.preemption.pick_one_node`). Fit is the placement model's
+`PlacementState.fits_on` (not the scheduling core's filters) on a one-node sub-state
+(`PlacementState.rows`), with the placement state's documented omissions. No PDBs in the simulated
+workloads, so none is violated.
 Starting at node 0 (upstream starts at a random offset) keeps runs reproducible.
 """
 

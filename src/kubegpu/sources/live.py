@@ -217,7 +217,7 @@ def status_error(status: ApiStatus, cluster: ClusterConfig, *, verb: str, kind: 
 
 # --- requests ----------------------------------------------------------------------------------
 
-class _Api:
+class ApiClient:
     """GET requests to one API server; transport failures become one-line SourceErrors."""
 
     def __init__(self, cluster: ClusterConfig, timeouts: Timeouts) -> None:
@@ -280,14 +280,14 @@ class _Api:
         self.http.close()
 
 
-def _discovery_get(api: _Api, path: str) -> bytes:
+def _discovery_get(api: ApiClient, path: str) -> bytes:
     try:
         return api.get(path)
     except ApiStatus as status:
         raise status_error(status, api.cluster, verb="get", kind=None, path=path) from None
 
 
-def _server_version(api: _Api) -> str | None:
+def server_version(api: ApiClient) -> str | None:
     try:
         return msgspec.json.decode(_discovery_get(api, "/version"), type=_Version).gitVersion
     except msgspec.DecodeError:
@@ -295,7 +295,7 @@ def _server_version(api: _Api) -> str | None:
                           "is this a Kubernetes API server?") from None
 
 
-def _served_versions(api: _Api) -> dict[str, list[str]]:
+def served_versions(api: ApiClient) -> dict[str, list[str]]:
     """group -> versions the server serves, preferred first (legacy discovery, GET /apis)."""
     try:
         groups = msgspec.json.decode(_discovery_get(api, "/apis"), type=_GroupList).groups
@@ -319,7 +319,7 @@ def pick_version(kind: ListedKind, served: dict[str, list[str]]) -> str | None:
     return next((v for v in served.get(kind.group, []) if v in kind.versions), None)
 
 
-def _pages(api: _Api, path: str, page_size: int) -> Iterator[_ListPage]:
+def _pages(api: ApiClient, path: str, page_size: int) -> Iterator[_ListPage]:
     cont: str | None = None
     while True:
         params = {"limit": str(page_size)}
@@ -340,26 +340,36 @@ def _pages(api: _Api, path: str, page_size: int) -> Iterator[_ListPage]:
             raise SourceError(f"{api.cluster.server}{path}: the server returned the same continue token twice")
 
 
-def list_kind(api: _Api, kind: ListedKind, version: str, *, page_size: int,
-              progress: Progress | None = None) -> list[msgspec.Raw] | None:
+class KindList(msgspec.Struct):
+    """One kind's items (apiVersion/kind spliced in) and the resourceVersion the list is current at."""
+
+    items: list[msgspec.Raw]
+    resource_version: str = ""
+
+
+def list_kind(api: ApiClient, kind: ListedKind, version: str, *, page_size: int = DEFAULT_PAGE_SIZE,
+              progress: Progress | None = None) -> KindList | None:
     """Every item of one kind, page by page; None when the server does not serve it (404).
 
     An expired continue token (410 Gone, the server compacted its history while we paged)
-    restarts the list once from the beginning, as kubectl users would by hand.
+    restarts the list once from the beginning, as kubectl users would by hand. The CLI and
+    `serve`'s live watch (sources/watch.py) both list through here.
     """
     path = kind.path(version)
     api_version = version if not kind.group else f"{kind.group}/{version}"
     for attempt in (1, 2):
         items: list[msgspec.Raw] = []
+        rv = ""
         try:
             for page in _pages(api, path, page_size):
                 listed = page.kind[:-4] if page.kind and page.kind.endswith("List") else ""
                 item_kind = listed or kind.kind
                 items.extend(with_type_meta(raw, page.apiVersion or api_version, item_kind)
                              for raw in page.items or [])
+                rv = (page.metadata.resourceVersion if page.metadata else None) or rv
                 if progress:
                     progress(kind.label, len(items))
-            return items
+            return KindList(items, rv)
         except ApiStatus as status:
             if status.code == 404 and (kind.optional or kind.group):
                 return None
@@ -393,20 +403,20 @@ def read_live(*, kubeconfig: str | None = None, context: str | None = None,
     if page_size < 1:
         raise UsageError(f"page size must be at least 1, got {page_size}")
     cluster = resolve_cluster(kubeconfig, context)
-    api = _Api(cluster, request_timeouts(os.environ.get("KUBEGPU_TIMEOUT")))
+    api = ApiClient(cluster, request_timeouts(os.environ.get("KUBEGPU_TIMEOUT")))
     docs = Documents(source=f"live:{cluster.context}", captured_at=_now())
     try:
         with _tty_progress(progress is None and sys.stderr.isatty()) as tty:
             report = progress or tty
-            docs.server_version = _server_version(api)
-            served = _served_versions(api)
+            docs.server_version = server_version(api)
+            served = served_versions(api)
             for kind in kinds:
                 version = pick_version(kind, served)
                 if version is None:
                     continue
-                items = list_kind(api, kind, version, page_size=page_size, progress=report)
+                listed = list_kind(api, kind, version, page_size=page_size, progress=report)
                 origin = f"{cluster.server.rstrip('/')}{kind.path(version)}"
-                for raw in items or ():
+                for raw in listed.items if listed is not None else ():
                     docs.add(raw, origin)
     finally:
         api.close()

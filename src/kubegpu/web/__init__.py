@@ -1,1 +1,1 @@
-"""Faces for the browser: the self-contained HTML report (and, later, the dashboard)."""
+"""Faces for the browser: the self-contained HTML report and the `serve` dashboard (pages, JSON API, /metrics)."""

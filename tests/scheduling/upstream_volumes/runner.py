@@ -20,7 +20,7 @@ import numpy as np
 
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.decode import decode_object
-from kubegpu.scheduling.cycle import _context
+from kubegpu.scheduling.cycle import make_context
 from kubegpu.scheduling.framework import Code, Status
 from kubegpu.scheduling.registry import DEFAULT_FILTERS
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
@@ -155,7 +155,7 @@ def plugin_statuses(plugin: str, pending: dict, nodes: Iterable[dict], existing:
     if not pending["metadata"]["name"]:
         pending["metadata"]["name"] = "pending"
     target = decode_object(pending)
-    ctx = _context(snapshot, target, version, None)
+    ctx = make_context(snapshot, target, version, None)
     impl = next(p for p in DEFAULT_FILTERS if p.name == plugin)
     res = impl.pre_filter(ctx)
     n = len(snapshot.nodes)

@@ -1,6 +1,7 @@
 """Every placement policy by its CLI name — the one place that lists them.
 
-Used by `kubegpu simulate inflation` (the `--policy` names); the frag report reads the placement state.
+Used by `kubegpu simulate inflation` (the `--policy` names) and the simulator's scenario
+`scheduler_policy` (`simulate/engine.py`).
 """
 
 from __future__ import annotations

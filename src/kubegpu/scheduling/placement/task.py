@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-from kubegpu.model.gpu import MILLI  # re-exported: the one milli-GPU unit
+from kubegpu.model.gpu import MILLI, GpuDemand  # MILLI re-exported: the one milli-GPU unit
 
 
 class Task(msgspec.Struct, frozen=True, kw_only=True):
@@ -32,6 +32,14 @@ class Task(msgspec.Struct, frozen=True, kw_only=True):
                              f"({self.num_gpu} x {self.gpu_milli}m)")
         if (self.num_gpu == 0) != (self.gpu_milli == 0):
             raise ValueError(f"task {self.name!r}: num_gpu and gpu_milli must be both zero or both set")
+
+    @classmethod
+    def from_demand(cls, requests: dict[str, int], demand: GpuDemand, name: str = "") -> "Task":
+        """A pod's requests and physical GPU demand (`GpuDemand`) as a task: the one way a pod becomes
+        a task (frag, the simulator's cluster source, the extender)."""
+        num, milli = (demand.num_gpu, demand.gpu_milli) if demand.num_gpu > 0 and demand.gpu_milli > 0 else (0, 0)
+        return cls(cpu_milli=int(requests.get("cpu", 0)), mem_bytes=int(requests.get("memory", 0)), num_gpu=num,
+                   gpu_milli=min(milli, MILLI), models=demand.models, name=name)
 
     @property
     def total_gpu_milli(self) -> int:
