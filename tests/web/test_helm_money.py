@@ -28,7 +28,7 @@ def test_prices_values_become_the_file_serve_reads():
     (price,) = book.prices
     assert (price.match, price.key, price.per_hour, price.currency) == ("instanceType", "p4de.24xlarge", 40, "CNY")
     assert (price.reserved_share, price.reserved_discount) == (0.5, 0.37)
-    (deploy,) = objs["Deployment"]
+    (deploy,) = [d for d in objs["Deployment"] if d["metadata"]["name"] == "kubegpu"]  # serve, not the scheduler
     pod = deploy["spec"]["template"]["spec"]
     container = pod["containers"][0]
     assert "--prices=/etc/kubegpu/prices/prices.yaml" in container["args"]
