@@ -169,10 +169,11 @@ def why(pod, all_pods, with_nodes, event_text, source, output):
     from kubegpu.scheduling.versions import version_of
 
     state = load_state(source)
-    version = version_of(state.server_version, source.k8s_version)
+    version = version_of(state.server_version, state.k8s_version)
     if all_pods:
+        scope = source.scope(state)  # -A, and the unknown-namespace note, as every command
         # the wide table shows example names per group, so there every group lists its nodes
-        reports = iter_reports(state, namespace=source.namespace, version=version, with_nodes=with_nodes,
+        reports = iter_reports(state, namespace=scope.namespace, version=version, with_nodes=with_nodes,
                                shared_node_sets=output != "wide")
         costs = WaitCosts(state, cluster_prices(state, load_prices(source)))
         if output in ("json", "yaml"):
