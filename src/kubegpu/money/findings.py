@@ -2,21 +2,31 @@
 
 Pitfall 4, a training workload without checkpoint storage (KG-403): a preemption or eviction
 restarts it from step 0, so every GPU-hour its running pods have done so far is at risk. Priced
-at the rate of the nodes they run on. Other findings carry no price (yet): their cost depends on
-what the cluster will do, not on what it is.
+at the rate of the nodes they run on.
+
+Pitfall 3, an autoscaler that flaps (KG-301/KG-302, short scale-down delays): the cluster-autoscaler
+status ConfigMap records only the current state, no history of scale-ups and downs, so the figure
+is the documented waste of one flap cycle of one GPU node: billed while it boots (not yet usable)
+and while it sits idle for --scale-down-unneeded-time before removal. The boot time is an
+assumption (stated in `assumed`). Other findings carry no price (yet).
 """
 
 from __future__ import annotations
 
 import msgspec
 
+from kubegpu.model.autoscaler import find_cluster_autoscalers
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.timeutil import parse_duration
 from kubegpu.model.timeutil import parse_time
 from kubegpu.money.amount import Money
 from kubegpu.money.cluster import ClusterPrices
 from kubegpu.money.waits import observed_at
 
 NO_CHECKPOINT = "KG-403"
+FLAPPING = ("KG-301", "KG-302")
+# node boot + driver + GPU ready: the seed-flapping scenario's provision_time 3m + jitter 1m + gpu_ready_lag 60s
+BOOT_SECONDS = 300.0
 
 
 class FindingCost(msgspec.Struct, frozen=True):
@@ -25,6 +35,7 @@ class FindingCost(msgspec.Struct, frozen=True):
     what: str                    # what the figure is
     gpu_hours: float
     cost: Money | None
+    assumed: str | None = None   # what the figure assumes when the cluster does not record it
 
 
 def _workload_pods(state: ClusterState, kind: str, ns: str, name: str):
@@ -53,6 +64,27 @@ def checkpoint_risk(state: ClusterState, obj: str, prices: ClusterPrices) -> Fin
                        gpu_hours=round(hours, 2), cost=rate.of(hours, "once") if rate else None)
 
 
+def flap_cycle_cost(state: ClusterState, fid: str, obj: str, prices: ClusterPrices) -> FindingCost | None:
+    """One flap cycle of one GPU node of autoscaler `obj`: boot + unneeded-time billed for nothing."""
+    ca = next((c for c in find_cluster_autoscalers(state) if c.workload.ref == obj), None)
+    gpu_nodes = [g for g in prices.gpus.values() if g]
+    if ca is None or not gpu_nodes:
+        return None
+    flag = "scale-down-unneeded-time"
+    text, default = ca.value(flag)
+    idle = parse_duration(text) or 0.0
+    node_gpus = sum(gpu_nodes) / len(gpu_nodes)
+    node_hours = (BOOT_SECONDS + idle) / 3600
+    hours = node_hours * node_gpus
+    rate = prices.rate()
+    assumed = (f"one scale-up/scale-down cycle of one GPU node ({node_gpus:g} GPUs, the cluster's mean): "
+               f"{BOOT_SECONDS / 60:g}m boot (assumed: provision 3m + 1m jitter + GPU ready 60s, as the seed-flapping "
+               f"scenario) + --{flag}={text}{' (the default)' if default else ''} idle before removal = "
+               f"{node_hours:.3f} node-hours; the autoscaler's status ConfigMap keeps no history of cycles")
+    return FindingCost(id=fid, object=obj, what="GPU-hours billed for nothing per flap cycle of one GPU node",
+                       gpu_hours=round(hours, 2), cost=rate.of(hours, "once") if rate else None, assumed=assumed)
+
+
 def audit_json(report, state: ClusterState, prices: ClusterPrices) -> dict:
     """`kubegpu audit -o json`: the report with `costs` added, one per finding that has a price."""
     return {**msgspec.to_builtins(report), "costs": msgspec.to_builtins(finding_costs(state, report.findings, prices))}
@@ -64,8 +96,8 @@ def finding_costs(state: ClusterState, findings: list, prices: ClusterPrices) ->
     for f in findings:
         fid = f["id"] if isinstance(f, dict) else f.id
         obj = f["object"] if isinstance(f, dict) else f.object
-        if fid == NO_CHECKPOINT:
-            cost = checkpoint_risk(state, obj, prices)
-            if cost is not None:
-                out.append(cost)
+        cost = (checkpoint_risk(state, obj, prices) if fid == NO_CHECKPOINT else
+                flap_cycle_cost(state, fid, obj, prices) if fid in FLAPPING else None)
+        if cost is not None and not (fid in FLAPPING and any(c.id in FLAPPING and c.object == obj for c in out)):
+            out.append(cost)   # KG-301 and KG-302 on one autoscaler: one flap cycle, priced once
     return out
