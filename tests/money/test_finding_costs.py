@@ -51,3 +51,17 @@ def test_no_flap_cost_without_a_flapping_finding(tmp_path):
     data = _audit(tmp_path, objs, "currency: EUR\nprices:\n  - pool: inference\n    perGpuHour: 3\n")
     assert not any(f["id"] in ("KG-301", "KG-302") for f in data["findings"])
     assert not any(c["id"] in ("KG-301", "KG-302") for c in data["costs"])
+
+
+def test_doctor_ranks_the_priced_flap_fix_by_money_among_the_others():
+    r = run("doctor", "--demo", "-o", "json")
+    assert r.returncode in (0, 1), r.stderr
+    money = json.loads(r.stdout)["sections"]["money"]
+    flap = next(c for c in money["findings"] if c["id"] in ("KG-301", "KG-302"))
+    fixes = money["fix_first"]
+    auto = [f for f in fixes if f["kind"] == "autoscaler"]
+    assert len(auto) == 1 and flap["object"] in auto[0]["summary"]
+    assert auto[0]["saves_gpu_hours_per_day"] == pytest.approx(flap["gpu_hours"], abs=0.01)
+    assert auto[0]["saves_per_day"]["amount"] == pytest.approx(flap["cost"]["amount"], abs=0.01)
+    saved = [f["saves_per_day"]["amount"] for f in fixes]
+    assert saved == sorted(saved, reverse=True) and len(fixes) >= 2

@@ -19,8 +19,9 @@ from kubegpu.model.autoscaler import find_cluster_autoscalers
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.timeutil import parse_duration
 from kubegpu.model.timeutil import parse_time
-from kubegpu.money.amount import Money
+from kubegpu.money.amount import HOURS_PER_DAY, Money
 from kubegpu.money.cluster import ClusterPrices
+from kubegpu.money.fixes import FixValue, fix_value
 from kubegpu.money.waits import observed_at
 
 NO_CHECKPOINT = "KG-403"
@@ -83,6 +84,19 @@ def flap_cycle_cost(state: ClusterState, fid: str, obj: str, prices: ClusterPric
                f"{node_hours:.3f} node-hours; the autoscaler's status ConfigMap keeps no history of cycles")
     return FindingCost(id=fid, object=obj, what="GPU-hours billed for nothing per flap cycle of one GPU node",
                        gpu_hours=round(hours, 2), cost=rate.of(hours, "once") if rate else None, assumed=assumed)
+
+
+def finding_fixes(costs: list[FindingCost], prices: ClusterPrices) -> list[FixValue]:
+    """Priced findings whose fix saves something every day, for the doctor's "fix first" ranking:
+    a flapping autoscaler's cycle, counted once a day (stated in the summary: no history says more)."""
+    out = []
+    for c in costs:
+        if c.id in FLAPPING:
+            out.append(fix_value("autoscaler", f"{c.object}: lengthen --scale-down-unneeded-time and "
+                                 f"--scale-down-delay-after-add to 30m (pitfall 3); saves {c.gpu_hours:g} GPU-hours "
+                                 "billed for nothing per flap cycle, one cycle a day assumed",
+                                 prices=prices, frees_gpus=c.gpu_hours / HOURS_PER_DAY))
+    return out
 
 
 def audit_json(report, state: ClusterState, prices: ClusterPrices) -> dict:
