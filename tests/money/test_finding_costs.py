@@ -5,6 +5,8 @@ import json
 import pytest
 
 from kubegpu.sources.demo import demo_objects
+from kubegpu.sources.documents import load_cluster
+from kubegpu.sources.snapshot import read_snapshot
 from tests.face.support import run
 
 
@@ -65,3 +67,20 @@ def test_doctor_ranks_the_priced_flap_fix_by_money_among_the_others():
     assert auto[0]["saves_per_day"]["amount"] == pytest.approx(flap["cost"]["amount"], abs=0.01)
     saved = [f["saves_per_day"]["amount"] for f in fixes]
     assert saved == sorted(saved, reverse=True) and len(fixes) >= 2
+
+
+def test_slow_storage_prices_the_gpus_held_idle_per_gb_loaded(tmp_path):
+    """KG-805: every bound replica's GPUs wait 1e9 / 200 MB/s (NFS, `kubegpu storage estimate`'s default) per GB."""
+    objs = demo_objects("pitfalls")
+    data = _audit(tmp_path, objs, "currency: EUR\nprices:\n  - pool: inference\n    perGpuHour: 3.6\n"
+                                  "  - gpuModel: NVIDIA-A100-SXM4-80GB\n    perGpuHour: 3.6\n")
+    state = load_cluster(read_snapshot(str(tmp_path / "dump.json")))   # the CLI's reading of the dump
+    pods = [p for p in state.pods if p.namespace == "inference" and p.is_bound and not p.is_terminal
+            and state.top_controller(p) == ("Deployment", "chat-llama")]
+    gpus = sum(state.gpu_demand(p).total_milli for p in pods) / 1000
+    assert gpus > 0
+    c = next(c for c in data["costs"] if c["id"] == "KG-805")
+    assert c["object"] == "Deployment/inference/chat-llama"
+    assert c["gpu_hours"] == pytest.approx(gpus * 5 / 3600, abs=1e-4)
+    assert c["cost"]["amount"] == pytest.approx(gpus * 5 / 3600 * 3.6, abs=1e-3) and c["cost"]["currency"] == "EUR"
+    assert "1 GB of weights" in c["assumed"] and "200 MB/s" in c["assumed"]

@@ -8,13 +8,20 @@ Pitfall 3, an autoscaler that flaps (KG-301/KG-302, short scale-down delays): th
 status ConfigMap records only the current state, no history of scale-ups and downs, so the figure
 is the documented waste of one flap cycle of one GPU node: billed while it boots (not yet usable)
 and while it sits idle for --scale-down-unneeded-time before removal. The boot time is an
-assumption (stated in `assumed`). Other findings carry no price (yet).
+assumption (stated in `assumed`).
+
+Pitfall 10 (and 8), GPUs idle behind slow storage (KG-805, inference loading weights from a network
+filesystem): while each replica loads its weights its GPUs are held and do nothing. The model's
+size is not in the cluster, so the figure is per GB of weights, per roll-out of every replica, at
+the storage class's throughput as `kubegpu storage estimate` uses it. Other findings carry no price (yet).
 """
 
 from __future__ import annotations
 
 import msgspec
 
+from kubegpu.audit.storage import DEFAULT_THROUGHPUT, PROVISIONER_KINDS, load_seconds
+from kubegpu.audit.volumes import spec_backends
 from kubegpu.model.autoscaler import find_cluster_autoscalers
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.timeutil import parse_duration
@@ -26,6 +33,7 @@ from kubegpu.money.waits import observed_at
 
 NO_CHECKPOINT = "KG-403"
 FLAPPING = ("KG-301", "KG-302")
+SLOW_LOAD = "KG-805"
 # node boot + driver + GPU ready: the seed-flapping scenario's provision_time 3m + jitter 1m + gpu_ready_lag 60s
 BOOT_SECONDS = 300.0
 
@@ -86,6 +94,32 @@ def flap_cycle_cost(state: ClusterState, fid: str, obj: str, prices: ClusterPric
                        gpu_hours=round(hours, 2), cost=rate.of(hours, "once") if rate else None, assumed=assumed)
 
 
+def _throughput_kind(driver: str) -> str:
+    d = driver.lower()
+    return next((kind for kind, needles in PROVISIONER_KINDS if any(n in d for n in needles)), "network-fs")
+
+
+def slow_load_cost(state: ClusterState, obj: str, prices: ClusterPrices) -> FindingCost | None:
+    """GPU-hours the pods of workload `obj` sit idle loading 1 GB of weights each, per roll-out."""
+    kind, _, rest = obj.partition("/")
+    ns, _, name = rest.partition("/")
+    pods = [p for p in _workload_pods(state, kind, ns, name) if state.gpu_demand(p).total_milli]
+    backends = [b for p in pods[:1] for b in spec_backends(state, p.spec, ns) if b.network_fs]
+    if not pods or not backends:
+        return None
+    storage = _throughput_kind(backends[0].driver)
+    throughput = DEFAULT_THROUGHPUT[storage]
+    gpus = sum(state.gpu_demand(p).total_milli for p in pods) / 1000
+    seconds = load_seconds(1e9, throughput)
+    hours = gpus * seconds / 3600
+    rate = prices.rate(sorted({p.spec.node_name for p in pods}))
+    assumed = (f"1 GB of weights (the model's size is not in the cluster: multiply by its GB) read by each of "
+               f"{len(pods)} replica(s) ({gpus:g} GPUs held) from {backends[0].ref} at {throughput / 1e6:g} MB/s "
+               f"({storage}, the default of `kubegpu storage estimate`) = {seconds:g} s per replica")
+    return FindingCost(id=SLOW_LOAD, object=obj, what="GPU-hours held idle per GB of weights loaded, per roll-out",
+                       gpu_hours=round(hours, 4), cost=rate.of(hours, "once") if rate else None, assumed=assumed)
+
+
 def finding_fixes(costs: list[FindingCost], prices: ClusterPrices) -> list[FixValue]:
     """Priced findings whose fix saves something every day, for the doctor's "fix first" ranking:
     a flapping autoscaler's cycle, counted once a day (stated in the summary: no history says more)."""
@@ -111,7 +145,8 @@ def finding_costs(state: ClusterState, findings: list, prices: ClusterPrices) ->
         fid = f["id"] if isinstance(f, dict) else f.id
         obj = f["object"] if isinstance(f, dict) else f.object
         cost = (checkpoint_risk(state, obj, prices) if fid == NO_CHECKPOINT else
-                flap_cycle_cost(state, fid, obj, prices) if fid in FLAPPING else None)
+                flap_cycle_cost(state, fid, obj, prices) if fid in FLAPPING else
+                slow_load_cost(state, obj, prices) if fid == SLOW_LOAD else None)
         if cost is not None and not (fid in FLAPPING and any(c.id in FLAPPING and c.object == obj for c in out)):
             out.append(cost)   # KG-301 and KG-302 on one autoscaler: one flap cycle, priced once
     return out
