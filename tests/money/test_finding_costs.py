@@ -84,3 +84,11 @@ def test_slow_storage_prices_the_gpus_held_idle_per_gb_loaded(tmp_path):
     assert c["gpu_hours"] == pytest.approx(gpus * 5 / 3600, abs=1e-4)
     assert c["cost"]["amount"] == pytest.approx(gpus * 5 / 3600 * 3.6, abs=1e-3) and c["cost"]["currency"] == "EUR"
     assert "1 GB of weights" in c["assumed"] and "200 MB/s" in c["assumed"]
+
+
+def test_the_audit_table_states_each_priced_findings_assumption():
+    text = run("audit", "--demo").stdout
+    flap = next(line for line in text.splitlines() if "per flap cycle" in line)
+    assert "assumed:" in flap and "--scale-down-unneeded-time=" in flap and "CNY" in flap
+    load = next(line for line in text.splitlines() if "per GB of weights" in line)
+    assert "assumed: 1 GB of weights" in load and "0.0 GPU-hours" not in load
