@@ -179,3 +179,25 @@ def test_doctor_html_carries_the_money(tmp_path):
     assert r.returncode == 0, r.stderr
     page = out.read_text()
     assert "<h2>Money</h2>" in page and "CNY/day" in page and "fix first" in page
+
+
+def test_rebalance_plans_carry_defrags_pricing(tmp_path):
+    """Each planned round's money is defrag's: work lost x price once, stranded GPUs freed x 24 h x price."""
+    data = json_of("rebalance", "--demo", "--once")
+    planned = [p for p in data["plans"] if p["status"] == "planned"]
+    assert planned and data["prices"]["origin"] == "demo"
+    for p in planned:
+        m = p["money"]
+        assert m["one_off_gpu_hours"] == pytest.approx(p["gpu_hours_lost"], abs=1e-3)
+        assert m["one_off"] == {"amount": pytest.approx(p["gpu_hours_lost"] * DEMO_GPU_HOUR, abs=0.01),
+                                "currency": "CNY", "per": "once", "source": m["one_off"]["source"]}
+        assert "article" in m["one_off"]["source"]
+        assert m["saves_per_day"]["amount"] == pytest.approx(m["saves_gpu_hours_per_day"] * DEMO_GPU_HOUR, abs=0.05)
+        assert m["saves_gpu_hours_per_day"] > 0
+    text = run("rebalance", "--demo", "--once").stdout
+    assert text.count("money: costs") == len(planned) and "CNY" in text
+    bare = json_of("rebalance", "--snapshot", snapshot(tmp_path, demo_without_instance_types()), "--once")
+    for p in (p for p in bare["plans"] if p["status"] == "planned"):
+        assert p["money"]["one_off"] is None and p["money"]["saves_per_day"] is None
+        assert p["money"]["one_off_gpu_hours"] > 0
+    assert bare["prices"]["priced_gpu_nodes"] == 0

@@ -8,6 +8,7 @@ from rich.text import Text
 
 from kubegpu.cli.options import load_state, output_option, source_options
 from kubegpu.cli.render import emit, emit_text, strip_controls
+from kubegpu.money.amount import Money, money_text
 
 STYLES = {"error": "bold red", "warn": "yellow", "info": "cyan"}
 
@@ -36,8 +37,10 @@ def _list_checks(output: str, selected) -> None:
 
 def _cost_text(cost: dict) -> str:
     m = cost["cost"]
-    money = f" = {m['amount']:,.2f} {m['currency']}" if m else ""
-    return f"{cost['gpu_hours']:,.1f} GPU-hours{money}: {cost['what']}"
+    money = f" = {money_text(Money(**m))}" if m else ""
+    hours = f"{cost['gpu_hours']:,.1f}" if cost["gpu_hours"] >= 1 else f"{cost['gpu_hours']:.3g}"
+    assumed = f" (assumed: {cost['assumed']})" if cost.get("assumed") else ""
+    return f"{hours} GPU-hours{money}: {cost['what']}{assumed}"
 
 
 def _table(report, wide: bool, costs: list[dict] = ()):

@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from kubegpu.cli.options import load_state, output_option, source_options
+from kubegpu.cli.options import load_prices, load_state, output_option, source_options
+from kubegpu.cli.defrag import money_line
 from kubegpu.cli.render import emit, literal, to_plain
 from kubegpu.errors import UsageError
 from kubegpu.model.timeutil import parse_duration
@@ -63,6 +64,8 @@ def round_table(con, report, *, wide: bool) -> None:
         con.print(t)
         for line in entry.lands_on:
             con.print(f"  -> {literal(line)}")
+        if entry.money and entry.moves:
+            con.print(literal("  " + money_line(entry.money)), soft_wrap=not con.is_terminal)
     if report.fits_by_size:
         b, a = report.fits_by_size["before"], report.fits_by_size["after"]
         con.print("fits_by_size before -> after (waiting pods placed): " + ", ".join(f"{k}-GPU {b[k]}->{a[k]}" for k in b))
@@ -173,7 +176,7 @@ def rebalance(source, output, once, interval, min_pending_age, stranded_above, s
     opts = RebalanceOptions(min_pending_age_s=min_pending_age, stranded_above=stranded_above, sustained_s=sustained,
                             budget=budget, journal_dir=None if dry else directory,
                             policy=namespace_policy(None, allow_local_storage=allow_local_storage), ttl_s=ttl,
-                            placeholder_namespace=placeholder_namespace)
+                            placeholder_namespace=placeholder_namespace, prices=load_prices(source))
     if dry:
         if not once and not (source.demo or source.snapshots):
             raise UsageError("a live loop acts on the cluster: add --yes (or --once for a dry run)")

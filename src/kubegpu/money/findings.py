@@ -2,21 +2,40 @@
 
 Pitfall 4, a training workload without checkpoint storage (KG-403): a preemption or eviction
 restarts it from step 0, so every GPU-hour its running pods have done so far is at risk. Priced
-at the rate of the nodes they run on. Other findings carry no price (yet): their cost depends on
-what the cluster will do, not on what it is.
+at the rate of the nodes they run on.
+
+Pitfall 3, an autoscaler that flaps (KG-301/KG-302, short scale-down delays): the cluster-autoscaler
+status ConfigMap records only the current state, no history of scale-ups and downs, so the figure
+is the documented waste of one flap cycle of one GPU node: billed while it boots (not yet usable)
+and while it sits idle for --scale-down-unneeded-time before removal. The boot time is an
+assumption (stated in `assumed`).
+
+Pitfall 10 (and 8), GPUs idle behind slow storage (KG-805, inference loading weights from a network
+filesystem): while each replica loads its weights its GPUs are held and do nothing. The model's
+size is not in the cluster, so the figure is per GB of weights, per roll-out of every replica, at
+the storage class's throughput as `kubegpu storage estimate` uses it. Other findings carry no price (yet).
 """
 
 from __future__ import annotations
 
 import msgspec
 
+from kubegpu.audit.storage import DEFAULT_THROUGHPUT, PROVISIONER_KINDS, load_seconds
+from kubegpu.audit.volumes import spec_backends
+from kubegpu.model.autoscaler import find_cluster_autoscalers
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.timeutil import parse_duration
 from kubegpu.model.timeutil import parse_time
-from kubegpu.money.amount import Money
+from kubegpu.money.amount import HOURS_PER_DAY, Money
 from kubegpu.money.cluster import ClusterPrices
+from kubegpu.money.fixes import FixValue, fix_value
 from kubegpu.money.waits import observed_at
 
 NO_CHECKPOINT = "KG-403"
+FLAPPING = ("KG-301", "KG-302")
+SLOW_LOAD = "KG-805"
+# node boot + driver + GPU ready: the seed-flapping scenario's provision_time 3m + jitter 1m + gpu_ready_lag 60s
+BOOT_SECONDS = 300.0
 
 
 class FindingCost(msgspec.Struct, frozen=True):
@@ -25,6 +44,7 @@ class FindingCost(msgspec.Struct, frozen=True):
     what: str                    # what the figure is
     gpu_hours: float
     cost: Money | None
+    assumed: str | None = None   # what the figure assumes when the cluster does not record it
 
 
 def _workload_pods(state: ClusterState, kind: str, ns: str, name: str):
@@ -53,6 +73,66 @@ def checkpoint_risk(state: ClusterState, obj: str, prices: ClusterPrices) -> Fin
                        gpu_hours=round(hours, 2), cost=rate.of(hours, "once") if rate else None)
 
 
+def flap_cycle_cost(state: ClusterState, fid: str, obj: str, prices: ClusterPrices) -> FindingCost | None:
+    """One flap cycle of one GPU node of autoscaler `obj`: boot + unneeded-time billed for nothing."""
+    ca = next((c for c in find_cluster_autoscalers(state) if c.workload.ref == obj), None)
+    gpu_nodes = [g for g in prices.gpus.values() if g]
+    if ca is None or not gpu_nodes:
+        return None
+    flag = "scale-down-unneeded-time"
+    text, default = ca.value(flag)
+    idle = parse_duration(text) or 0.0
+    node_gpus = sum(gpu_nodes) / len(gpu_nodes)
+    node_hours = (BOOT_SECONDS + idle) / 3600
+    hours = node_hours * node_gpus
+    rate = prices.rate()
+    assumed = (f"one scale-up/scale-down cycle of one GPU node ({node_gpus:g} GPUs, the cluster's mean): "
+               f"{BOOT_SECONDS / 60:g}m boot (assumed: provision 3m + 1m jitter + GPU ready 60s, as the seed-flapping "
+               f"scenario) + --{flag}={text}{' (the default)' if default else ''} idle before removal = "
+               f"{node_hours:.3f} node-hours; the autoscaler's status ConfigMap keeps no history of cycles")
+    return FindingCost(id=fid, object=obj, what="GPU-hours billed for nothing per flap cycle of one GPU node",
+                       gpu_hours=round(hours, 2), cost=rate.of(hours, "once") if rate else None, assumed=assumed)
+
+
+def _throughput_kind(driver: str) -> str:
+    d = driver.lower()
+    return next((kind for kind, needles in PROVISIONER_KINDS if any(n in d for n in needles)), "network-fs")
+
+
+def slow_load_cost(state: ClusterState, obj: str, prices: ClusterPrices) -> FindingCost | None:
+    """GPU-hours the pods of workload `obj` sit idle loading 1 GB of weights each, per roll-out."""
+    kind, _, rest = obj.partition("/")
+    ns, _, name = rest.partition("/")
+    pods = [p for p in _workload_pods(state, kind, ns, name) if state.gpu_demand(p).total_milli]
+    backends = [b for p in pods[:1] for b in spec_backends(state, p.spec, ns) if b.network_fs]
+    if not pods or not backends:
+        return None
+    storage = _throughput_kind(backends[0].driver)
+    throughput = DEFAULT_THROUGHPUT[storage]
+    gpus = sum(state.gpu_demand(p).total_milli for p in pods) / 1000
+    seconds = load_seconds(1e9, throughput)
+    hours = gpus * seconds / 3600
+    rate = prices.rate(sorted({p.spec.node_name for p in pods}))
+    assumed = (f"1 GB of weights (the model's size is not in the cluster: multiply by its GB) read by each of "
+               f"{len(pods)} replica(s) ({gpus:g} GPUs held) from {backends[0].ref} at {throughput / 1e6:g} MB/s "
+               f"({storage}, the default of `kubegpu storage estimate`) = {seconds:g} s per replica")
+    return FindingCost(id=SLOW_LOAD, object=obj, what="GPU-hours held idle per GB of weights loaded, per roll-out",
+                       gpu_hours=round(hours, 4), cost=rate.of(hours, "once") if rate else None, assumed=assumed)
+
+
+def finding_fixes(costs: list[FindingCost], prices: ClusterPrices) -> list[FixValue]:
+    """Priced findings whose fix saves something every day, for the doctor's "fix first" ranking:
+    a flapping autoscaler's cycle, counted once a day (stated in the summary: no history says more)."""
+    out = []
+    for c in costs:
+        if c.id in FLAPPING:
+            out.append(fix_value("autoscaler", f"{c.object}: lengthen --scale-down-unneeded-time and "
+                                 f"--scale-down-delay-after-add to 30m (pitfall 3); saves {c.gpu_hours:g} GPU-hours "
+                                 "billed for nothing per flap cycle, one cycle a day assumed",
+                                 prices=prices, frees_gpus=c.gpu_hours / HOURS_PER_DAY))
+    return out
+
+
 def audit_json(report, state: ClusterState, prices: ClusterPrices) -> dict:
     """`kubegpu audit -o json`: the report with `costs` added, one per finding that has a price."""
     return {**msgspec.to_builtins(report), "costs": msgspec.to_builtins(finding_costs(state, report.findings, prices))}
@@ -64,8 +144,9 @@ def finding_costs(state: ClusterState, findings: list, prices: ClusterPrices) ->
     for f in findings:
         fid = f["id"] if isinstance(f, dict) else f.id
         obj = f["object"] if isinstance(f, dict) else f.object
-        if fid == NO_CHECKPOINT:
-            cost = checkpoint_risk(state, obj, prices)
-            if cost is not None:
-                out.append(cost)
+        cost = (checkpoint_risk(state, obj, prices) if fid == NO_CHECKPOINT else
+                flap_cycle_cost(state, fid, obj, prices) if fid in FLAPPING else
+                slow_load_cost(state, obj, prices) if fid == SLOW_LOAD else None)
+        if cost is not None and not (fid in FLAPPING and any(c.id in FLAPPING and c.object == obj for c in out)):
+            out.append(cost)   # KG-301 and KG-302 on one autoscaler: one flap cycle, priced once
     return out

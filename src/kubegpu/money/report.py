@@ -9,7 +9,7 @@ import msgspec
 
 from kubegpu.model.cluster import ClusterState
 from kubegpu.money.cluster import ClusterPrices, PricesUsed
-from kubegpu.money.findings import FindingCost, finding_costs
+from kubegpu.money.findings import FindingCost, finding_costs, finding_fixes
 from kubegpu.money.fixes import FixValue, defrag_fix, rank_fixes
 from kubegpu.money.stranded import StrandedCost, frag_cost
 from kubegpu.money.waits import PendingCost, pending_costs
@@ -40,8 +40,9 @@ def money_section(state: ClusterState, sections: dict[str, Any], prices: Cluster
     fix = defrag_fix(preview, prices) if preview is not None else None
     if fix is not None:
         fixes.append(fix)
+    findings = finding_costs(state, _get(audit, "findings") or [], prices) if audit else []
+    fixes += finding_fixes(findings, prices)
     return MoneySection(prices=prices.used(), stranded=cost.stranded if cost else None,
                         pools=cost.pools if cost else [],
                         pending=pending_costs(state, pending, prices),
-                        findings=finding_costs(state, _get(audit, "findings") or [], prices) if audit else [],
-                        fix_first=rank_fixes(fixes))
+                        findings=findings, fix_first=rank_fixes(fixes))

@@ -35,11 +35,12 @@ def money_lines(m: dict) -> list[str]:
         out.append(f"  pending GPU pods     waited {round(total, 1):,g} GPU-hours in all; most: {w['pod']} "
                    f"{round(w['waited_seconds'] / 3600, 1):g} h "
                    f"({_money(w['delay_cost']) if w['delay_cost'] else 'unpriced'})")
-    risk = sum(f["gpu_hours"] for f in m["findings"])
+    at_risk = [f for f in m["findings"] if f["id"] == "KG-403"]
+    risk = sum(f["gpu_hours"] for f in at_risk)
     if risk:
-        priced = [f["cost"] for f in m["findings"] if f["cost"]]
+        priced = [f["cost"] for f in at_risk if f["cost"]]
         money = (f" = {_money({**priced[0], 'amount': sum(c['amount'] for c in priced)})}"
-                 if priced and len(priced) == len(m["findings"]) else "")
+                 if priced and len(priced) == len(at_risk) else "")
         out.append(f"  at risk              {round(risk, 1):,g} GPU-hours{money} of work that a preemption would throw "
                    f"away (training without checkpoints, pitfall 4)")
     out.append(f"  price                {p['note']}" + (f": {'; '.join(p['sources'])}" if p["sources"] else ""))

@@ -20,6 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
+import msgspec
+
 from kubegpu.defrag.cost import state_now
 from kubegpu.defrag.evictability import EvictionPolicy
 from kubegpu.defrag.executor import TRANSIENT, Executor
@@ -28,6 +30,8 @@ from kubegpu.defrag.signals import SignalGuard, Terminated
 from kubegpu.fragmentation.cluster import cluster_frag_report
 from kubegpu.errors import SourceError
 from kubegpu.model.cluster import ClusterState
+from kubegpu.money.cluster import ClusterPrices, cluster_prices
+from kubegpu.money.prices import NO_PRICES, PriceBook
 from kubegpu.rebalance.budget import Budget, RoundAllowance, Spent, round_blocked
 from kubegpu.rebalance.ledger import Ledger
 from kubegpu.rebalance.metrics import RebalanceMetrics, budget_reason
@@ -49,6 +53,7 @@ class RebalanceOptions:
     policy: EvictionPolicy = field(default_factory=EvictionPolicy)
     ttl_s: float = 300.0
     placeholder_namespace: str = "kubegpu"
+    prices: PriceBook = NO_PRICES                  # prices each plan's money (none: GPU-hours only)
 
 
 class Rebalancer:
@@ -62,6 +67,7 @@ class Rebalancer:
         self.metrics = metrics or (ctx.metrics if ctx is not None else RebalanceMetrics())
         self.timer = SustainedTimer()
         self._round_at: datetime | None = None
+        self._prices: ClusterPrices | None = None
         self.ledger = Ledger(opts.journal_dir) if opts.journal_dir is not None else None
 
     # ------------------------------------------------------------------ a round
@@ -95,6 +101,8 @@ class Rebalancer:
         self._round_at = now
         run_id = f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}" if live else "dry-run"
         report.run = run_id
+        self._prices = cluster_prices(state, opts.prices)
+        report.prices = msgspec.to_builtins(self._prices.used())
         if live:
             report.leftovers_removed = self._sweep()
             if self._resume_unfinished(report, run_id):
@@ -184,10 +192,10 @@ class Rebalancer:
         if self.ctx is None:
             reservations = [plan_reservation(state, m, run_id=run_id, namespace=self.opts.placeholder_namespace,
                                              now=now, ttl_s=self.opts.ttl_s) for m in plan.moves]
-            entries.append(entry_for(cand, plan, reservations, trigger=trigger))
+            entries.append(entry_for(cand, plan, reservations, trigger=trigger, prices=self._prices))
             return with_beneficiaries(state, plan), False
         assert self.opts.journal_dir is not None
-        entry = entry_for(cand, plan, [], trigger=trigger)
+        entry = entry_for(cand, plan, [], trigger=trigger, prices=self._prices)
         entries.append(entry)
         path = journal_path(self.opts.journal_dir, run_id, index)
         entry.journal = str(path)

@@ -19,6 +19,8 @@ import msgspec
 from kubegpu.defrag import EvictionPolicy, Goal, Plan, after_state, plan_defrag
 from kubegpu.errors import InputError, UsageError
 from kubegpu.model.cluster import ClusterState
+from kubegpu.money.cluster import ClusterPrices
+from kubegpu.money.fixes import plan_value
 from kubegpu.rebalance.budget import RoundAllowance
 from kubegpu.rebalance.reservation import Reservation
 from kubegpu.rebalance.trigger import Candidate, StrandedReading
@@ -47,6 +49,7 @@ class PlanEntry(msgspec.Struct, kw_only=True):
     gpu_hours_lost: float = 0.0
     lands_on: list[str] = []       # "pod -> node" for the beneficiaries
     journal: str | None = None
+    money: dict | None = None      # defrag's pricing: work lost once against stranded GPUs freed a day
 
 
 class RoundReport(msgspec.Struct, kw_only=True):
@@ -66,6 +69,7 @@ class RoundReport(msgspec.Struct, kw_only=True):
     leftovers_removed: list[str] = []
     resumed: list[str] = []
     signal: int | None = None
+    prices: dict | None = None     # where the plans' prices came from (money.cluster.PricesUsed)
 
 
 def candidate_row(c: Candidate) -> dict[str, Any]:
@@ -173,7 +177,8 @@ def with_beneficiaries(state: ClusterState, plan: Plan) -> ClusterState:
     return after.with_pods(pods)
 
 
-def entry_for(cand: Candidate | None, plan: Plan, reservations: list[Reservation], *, trigger: str) -> PlanEntry:
+def entry_for(cand: Candidate | None, plan: Plan, reservations: list[Reservation], *, trigger: str,
+              prices: ClusterPrices | None = None) -> PlanEntry:
     moves = [MoveOutcome(pod=m.pod, from_=m.from_, to=m.to, gpus=m.cost.gpus if m.cost else 0.0,
                          gpu_hours=m.cost.gpu_hours if m.cost else 0.0) for m in plan.moves]
     target = cand.key if cand is not None else f"size:{plan.goal.size}"
@@ -181,7 +186,13 @@ def entry_for(cand: Candidate | None, plan: Plan, reservations: list[Reservation
                      pending_seconds=round(cand.pending_seconds, 1) if cand else None, moves=moves,
                      reservations=[r.to_builtins() for r in reservations],
                      gpu_hours_lost=plan.total_cost_gpu_hours,
-                     lands_on=[f"{t.pod} -> {t.node}" for t in plan.targets if t.pod])
+                     lands_on=[f"{t.pod} -> {t.node}" for t in plan.targets if t.pod],
+                     money=_money(plan, prices))
+
+
+def _money(plan: Plan, prices: ClusterPrices | None) -> dict | None:
+    value = plan_value(plan, prices) if prices is not None else None
+    return msgspec.to_builtins(value) if value is not None else None
 
 
 def stamp(now: datetime) -> str:
