@@ -8,9 +8,12 @@ what the cluster will do, not on what it is.
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import msgspec
 
 from kubegpu.model.cluster import ClusterState
+from kubegpu.model.kinds import Pod
 from kubegpu.model.timeutil import parse_time
 from kubegpu.money.amount import Money
 from kubegpu.money.cluster import ClusterPrices
@@ -27,19 +30,28 @@ class FindingCost(msgspec.Struct, frozen=True):
     cost: Money | None
 
 
-def _workload_pods(state: ClusterState, kind: str, ns: str, name: str):
+def workload_pods(state: ClusterState) -> dict[tuple[str, str, str], list[Pod]]:
+    """Running pods by (kind, namespace, name) of their outermost controller, in pod order: one pass
+    over the pods for every finding (not one per finding)."""
+    out: dict[tuple[str, str, str], list[Pod]] = defaultdict(list)
     for pod in state.pods:
-        if pod.namespace == ns and pod.is_bound and not pod.is_terminal and state.top_controller(pod) == (kind, name):
-            yield pod
+        if pod.is_bound and not pod.is_terminal:
+            top = state.top_controller(pod)
+            if top is not None:
+                out[(top[0], pod.namespace, top[1])].append(pod)
+    return out
 
 
-def checkpoint_risk(state: ClusterState, obj: str, prices: ClusterPrices) -> FindingCost | None:
-    """GPU-hours the running pods of workload `obj` ("Kind/ns/name") would lose to a preemption now."""
+def checkpoint_risk(state: ClusterState, obj: str, prices: ClusterPrices,
+                    by_workload: dict[tuple[str, str, str], list[Pod]] | None = None) -> FindingCost | None:
+    """GPU-hours the running pods of workload `obj` ("Kind/ns/name") would lose to a preemption now
+    (`by_workload`: `workload_pods(state)` when the caller has it)."""
     kind, _, rest = obj.partition("/")
     ns, _, name = rest.partition("/")
     now = observed_at(state)
     hours, nodes = 0.0, set()
-    for pod in _workload_pods(state, kind, ns, name):
+    pods = (by_workload if by_workload is not None else workload_pods(state)).get((kind, ns, name), [])
+    for pod in pods:
         start = parse_time(pod.status.start_time or pod.metadata.creation_timestamp)
         gpus = state.gpu_demand(pod).total_milli / 1000
         if start is None or not gpus:
@@ -61,11 +73,13 @@ def audit_json(report, state: ClusterState, prices: ClusterPrices) -> dict:
 def finding_costs(state: ClusterState, findings: list, prices: ClusterPrices) -> list[FindingCost]:
     """A price for each finding that has one (findings as the audit's structs or plain dicts)."""
     out = []
+    by_workload = None
     for f in findings:
         fid = f["id"] if isinstance(f, dict) else f.id
         obj = f["object"] if isinstance(f, dict) else f.object
         if fid == NO_CHECKPOINT:
-            cost = checkpoint_risk(state, obj, prices)
+            by_workload = workload_pods(state) if by_workload is None else by_workload
+            cost = checkpoint_risk(state, obj, prices, by_workload)
             if cost is not None:
                 out.append(cost)
     return out
