@@ -91,3 +91,23 @@ def test_a_view_without_every_pod_equals_hiding_every_alive_slot(bound, pre_hidd
     a, b = view.without(everything), view.without_every_pod()
     assert (a.requested == b.requested).all() and (a.pod_count == b.pod_count).all()
     assert (a.excluded == b.excluded).all() and a.extra == b.extra
+
+
+def test_snapshot_built_once_per_state_but_each_caller_gets_its_own_copy():
+    """doctor's pending, defrag and audit sections share one build (ClusterState.derived); a what-if
+    (assume/remove) on one caller's snapshot must not show in the next caller's."""
+    st = cluster(node("a", gpus=4), node("b", gpus=4), pod("run", node_name="a", gpus=2), pod("wait", gpus=2))
+    first = SchedulingSnapshot.from_cluster(st)
+    first.assume(st.pod("default", "wait"), "b")
+    first.remove("default/run")
+    second = SchedulingSnapshot.from_cluster(st)
+    assert second is not first
+    assert [p.key for p in second.pods_on("a")] == ["default/run"] and second.pods_on("b") == []
+    assert second.node_of("default/wait") is None
+    assert st.derived["scheduling.snapshot"] is not second  # the shared build is never handed out
+
+
+def test_gangs_found_once_per_state():
+    g = {"scheduling.x-k8s.io/pod-group": "g"}
+    st = cluster(node("a", gpus=4), pod("g-0", gpus=2, labels=g), pod("g-1", gpus=2, labels=g))
+    assert find_gangs(st) is find_gangs(st) and len(find_gangs(st)["default/g"].members) == 2

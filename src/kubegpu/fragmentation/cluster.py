@@ -28,8 +28,18 @@ def demand_task(requests: dict[str, int], demand: GpuDemand, name: str) -> Task:
 
 
 def pod_task(cluster: ClusterState, pod) -> Task:
-    """A pod as a placement task (CPU milli, memory bytes, physical GPU demand)."""
-    return Task.from_demand(cluster.pod_requests(pod), cluster.gpu_demand(pod), pod.key)
+    """A pod as a placement task (CPU milli, memory bytes, physical GPU demand).
+
+    Remembered per (pod, node) on the state (`ClusterState.derived`): doctor's frag section, the
+    defrag preview's before/after reports and the audit ask again for the same pods."""
+    memo: dict = cluster.derived.setdefault("fragmentation.pod_task", {})
+    key = (id(pod), pod.spec.node_name)
+    found = memo.get(key)
+    if found is not None and found[0] is pod:
+        return found[1]
+    task = Task.from_demand(cluster.pod_requests(pod), cluster.gpu_demand(pod), pod.key)
+    memo[key] = (pod, task)  # the entry keeps the pod, so its id is not reused
+    return task
 
 
 def cluster_tasks(cluster: ClusterState, scope: NamespaceScope = NamespaceScope()) -> list[Task]:

@@ -18,6 +18,8 @@ the storage class's throughput as `kubegpu storage estimate` uses it. Other find
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import msgspec
 
 from kubegpu.audit.storage import DEFAULT_THROUGHPUT, PROVISIONER_KINDS, load_seconds
@@ -25,6 +27,7 @@ from kubegpu.audit.volumes import spec_backends
 from kubegpu.model.autoscaler import find_cluster_autoscalers
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.timeutil import parse_duration
+from kubegpu.model.kinds import Pod
 from kubegpu.model.timeutil import parse_time
 from kubegpu.money.amount import HOURS_PER_DAY, Money
 from kubegpu.money.cluster import ClusterPrices
@@ -47,19 +50,28 @@ class FindingCost(msgspec.Struct, frozen=True):
     assumed: str | None = None   # what the figure assumes when the cluster does not record it
 
 
-def _workload_pods(state: ClusterState, kind: str, ns: str, name: str):
+def workload_pods(state: ClusterState) -> dict[tuple[str, str, str], list[Pod]]:
+    """Running pods by (kind, namespace, name) of their outermost controller, in pod order: one pass
+    over the pods for every finding (not one per finding)."""
+    out: dict[tuple[str, str, str], list[Pod]] = defaultdict(list)
     for pod in state.pods:
-        if pod.namespace == ns and pod.is_bound and not pod.is_terminal and state.top_controller(pod) == (kind, name):
-            yield pod
+        if pod.is_bound and not pod.is_terminal:
+            top = state.top_controller(pod)
+            if top is not None:
+                out[(top[0], pod.namespace, top[1])].append(pod)
+    return out
 
 
-def checkpoint_risk(state: ClusterState, obj: str, prices: ClusterPrices) -> FindingCost | None:
-    """GPU-hours the running pods of workload `obj` ("Kind/ns/name") would lose to a preemption now."""
+def checkpoint_risk(state: ClusterState, obj: str, prices: ClusterPrices,
+                    by_workload: dict[tuple[str, str, str], list[Pod]] | None = None) -> FindingCost | None:
+    """GPU-hours the running pods of workload `obj` ("Kind/ns/name") would lose to a preemption now
+    (`by_workload`: `workload_pods(state)` when the caller has it)."""
     kind, _, rest = obj.partition("/")
     ns, _, name = rest.partition("/")
     now = observed_at(state)
     hours, nodes = 0.0, set()
-    for pod in _workload_pods(state, kind, ns, name):
+    pods = (by_workload if by_workload is not None else workload_pods(state)).get((kind, ns, name), [])
+    for pod in pods:
         start = parse_time(pod.status.start_time or pod.metadata.creation_timestamp)
         gpus = state.gpu_demand(pod).total_milli / 1000
         if start is None or not gpus:
@@ -99,11 +111,14 @@ def _throughput_kind(driver: str) -> str:
     return next((kind for kind, needles in PROVISIONER_KINDS if any(n in d for n in needles)), "network-fs")
 
 
-def slow_load_cost(state: ClusterState, obj: str, prices: ClusterPrices) -> FindingCost | None:
-    """GPU-hours the pods of workload `obj` sit idle loading 1 GB of weights each, per roll-out."""
+def slow_load_cost(state: ClusterState, obj: str, prices: ClusterPrices,
+                   by_workload: dict[tuple[str, str, str], list[Pod]] | None = None) -> FindingCost | None:
+    """GPU-hours the pods of workload `obj` sit idle loading 1 GB of weights each, per roll-out
+    (`by_workload`: `workload_pods(state)` when the caller has it)."""
     kind, _, rest = obj.partition("/")
     ns, _, name = rest.partition("/")
-    pods = [p for p in _workload_pods(state, kind, ns, name) if state.gpu_demand(p).total_milli]
+    by_workload = workload_pods(state) if by_workload is None else by_workload
+    pods = [p for p in by_workload.get((kind, ns, name), []) if state.gpu_demand(p).total_milli]
     backends = [b for p in pods[:1] for b in spec_backends(state, p.spec, ns) if b.network_fs]
     if not pods or not backends:
         return None
@@ -141,12 +156,20 @@ def audit_json(report, state: ClusterState, prices: ClusterPrices) -> dict:
 def finding_costs(state: ClusterState, findings: list, prices: ClusterPrices) -> list[FindingCost]:
     """A price for each finding that has one (findings as the audit's structs or plain dicts)."""
     out = []
+    by_workload = None
     for f in findings:
         fid = f["id"] if isinstance(f, dict) else f.id
         obj = f["object"] if isinstance(f, dict) else f.object
-        cost = (checkpoint_risk(state, obj, prices) if fid == NO_CHECKPOINT else
-                flap_cycle_cost(state, fid, obj, prices) if fid in FLAPPING else
-                slow_load_cost(state, obj, prices) if fid == SLOW_LOAD else None)
+        if fid == NO_CHECKPOINT:
+            by_workload = workload_pods(state) if by_workload is None else by_workload
+            cost = checkpoint_risk(state, obj, prices, by_workload)
+        elif fid in FLAPPING:
+            cost = flap_cycle_cost(state, fid, obj, prices)
+        elif fid == SLOW_LOAD:
+            by_workload = workload_pods(state) if by_workload is None else by_workload
+            cost = slow_load_cost(state, obj, prices, by_workload)
+        else:
+            cost = None
         if cost is not None and not (fid in FLAPPING and any(c.id in FLAPPING and c.object == obj for c in out)):
             out.append(cost)   # KG-301 and KG-302 on one autoscaler: one flap cycle, priced once
     return out

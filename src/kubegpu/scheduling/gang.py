@@ -92,7 +92,16 @@ def _min_from_objects(state: ClusterState, groups: dict[tuple[str, str], int], s
 
 
 def find_gangs(state: ClusterState) -> dict[str, Gang]:
-    """Every gang of the cluster, keyed by "ns/name" (system-specific names kept as given)."""
+    """Every gang of the cluster, keyed by "ns/name" (system-specific names kept as given).
+
+    Found once per state (`ClusterState.derived`) and shared: callers read it, never change it."""
+    found = state.derived.get("scheduling.gang")
+    if found is None:
+        found = state.derived["scheduling.gang"] = _gangs_of(state)
+    return found
+
+
+def _gangs_of(state: ClusterState) -> dict[str, Gang]:
     gangs: dict[str, Gang] = {}
     for pod in state.pods:
         if pod.is_terminal:

@@ -87,7 +87,12 @@ class SchedulingSnapshot:
 
     @classmethod
     def from_cluster(cls, state: ClusterState) -> "SchedulingSnapshot":
-        return cls(state)
+        """The state's snapshot, built once per state (`ClusterState.derived`): every caller gets its
+        own copy, since assume/remove change it (doctor's pending, defrag and audit share one build)."""
+        base = state.derived.get("scheduling.snapshot")
+        if base is None:
+            base = state.derived["scheduling.snapshot"] = cls(state)
+        return base.copy()
 
     # ------------------------------------------------------------ pods
     def pod_info(self, pod: Pod) -> PodInfo:
