@@ -67,6 +67,23 @@ class ClusterPrices:
         """The nodes of `pool` (an index built once: `why --all` asks per remedy)."""
         return self._by_pool.get(pool, [])
 
+    def pool_node_hour(self, pool: str) -> tuple[int, NodePrice | None] | None:
+        """The largest GPU count of `pool`'s GPU nodes and its dearest node price (None when a price is
+        missing or currencies differ); None without GPU nodes. Worked out once per pool: `why --all`
+        asks per remedy, and a pool can hold thousands of nodes."""
+        memo = self._pool_node_hour
+        if pool not in memo:
+            nodes = [n for n in self.pool_nodes(pool) if self.gpus.get(n)]
+            priced = [self.by_node[n] for n in nodes if n in self.by_node]
+            dearest = (max(priced, key=lambda p: p.per_hour)
+                       if priced and len({p.currency for p in priced}) == 1 else None)
+            memo[pool] = (max(self.gpus[n] for n in nodes), dearest) if nodes else None
+        return memo[pool]
+
+    @cached_property
+    def _pool_node_hour(self) -> dict[str, tuple[int, NodePrice | None] | None]:
+        return {}
+
     def used(self) -> PricesUsed:
         gpu_nodes = [n for n, g in self.gpus.items() if g]
         priced = [n for n in gpu_nodes if n in self.by_node]

@@ -46,15 +46,11 @@ def _added_nodes(details: dict[str, Any], prices: ClusterPrices) -> tuple[float,
     group = details.get("group")
     if not isinstance(count, int) or not isinstance(group, str):
         return None
-    nodes = [n for n in prices.pool_nodes(group) if prices.gpus.get(n)]
-    if not nodes:
+    found = prices.pool_node_hour(group)
+    if found is None:
         return None
-    gpus = max(prices.gpus[n] for n in nodes)
-    priced = [prices.by_node[n] for n in nodes if n in prices.by_node]
-    cost = None
-    if priced and len({p.currency for p in priced}) == 1:
-        hourly = max(p.per_hour for p in priced)
-        cost = money(count * hourly, priced[0].currency, "once", priced[0].source)
+    gpus, dearest = found
+    cost = money(count * dearest.per_hour, dearest.currency, "once", dearest.source) if dearest else None
     return float(count * gpus), cost
 
 
