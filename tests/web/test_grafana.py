@@ -15,9 +15,16 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 
+from datetime import datetime, timedelta, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from threading import Thread
+
+from kubegpu.rebalance.ledger import Ledger
+from kubegpu.sources.demo import demo_objects
 from tests.web.conftest import SRC, free_port, wait_http
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,12 +32,8 @@ DASHBOARD = REPO / "deploy" / "grafana" / "kubegpu-dashboard.json"
 CHART_COPY = REPO / "deploy" / "helm" / "kubegpu" / "files" / "kubegpu-dashboard.json"
 PROMETHEUS = shutil.which("prometheus")
 NPM = shutil.which("npm")
-# Panels whose series come from other programs: no data against `kubegpu serve` alone, by design.
-ABSENT_WITHOUT_THEIR_EXPORTER = {
-    "Scheduler extender": "kubegpu_extender_* come from `kubegpu extender`",
-    "Rebalancer": "kubegpu_rebalance_* come from `kubegpu rebalance`",
-    "GPU busy (DCGM) per pool": "DCGM_FI_DEV_GPU_UTIL comes from dcgm-exporter",
-}
+# dcgm-exporter's own recorded exposition (no pod labels, no node label: Prometheus adds `node` per target).
+DCGM_SCRAPE = REPO.parent / "shared" / "fixtures" / "metrics" / "dcgm_exporter_scrape_no_pod_labels.prom"
 VARIABLES = {"$cluster": ".*", "$pool": ".*", "$namespace": ".*"}
 
 
@@ -90,10 +93,23 @@ def test_dashboard_is_a_grafana_dashboard(grafana_types):
     assert tsc_check(grafana_types, broken).returncode != 0
 
 
-def _serve_snapshot_with_model_cache(tmp_path: Path, port: int) -> subprocess.Popen:
-    """`kubegpu serve` of the demo plus deploy/models' example ModelCache (one node Verified)."""
-    from kubegpu.sources.demo import demo_objects
+def _env() -> dict:
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (SRC, os.environ.get("PYTHONPATH")) if p))
 
+
+def _write_rebalance_ledger(directory: Path) -> None:
+    """Two rounds in the rebalancer's own ledger format, written by its Ledger writer."""
+    t0 = datetime.now(timezone.utc) - timedelta(minutes=10)
+    ledger = Ledger(directory)
+    ledger.append(at=t0, run="r1", status="moved", moves=2, gpu_hours=1.5,
+                  outcomes={"moved": 1, "elsewhere": 1}, stranded={"before": 6.0, "after": 2.0})
+    ledger.append(at=t0 + timedelta(minutes=5), run="r2", status="blocked", moves=0, gpu_hours=0.0,
+                  skipped={"cooldown": 1}, stranded={"before": 3.0})
+
+
+def _serve_snapshot_with_model_cache(tmp_path: Path, port: int) -> subprocess.Popen:
+    """`kubegpu serve` of the demo plus deploy/models' example ModelCache (one node Verified), and the
+    rebalancer's ledger through --rebalance-journal."""
     cache = yaml.safe_load((REPO / "deploy" / "models" / "modelcache-example.yaml").read_text())
     objs = demo_objects()
     node = next(o["metadata"]["name"] for o in objs if o["kind"] == "Node"
@@ -103,9 +119,49 @@ def _serve_snapshot_with_model_cache(tmp_path: Path, port: int) -> subprocess.Po
     cache["status"] = {"nodes": {node: {"state": "Verified", "version": version, "current": version}}}
     snap = tmp_path / "with-cache.json"
     snap.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [*objs, cache]}))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (SRC, os.environ.get("PYTHONPATH")) if p))
+    journal = tmp_path / "rebalance"
+    journal.mkdir()
+    _write_rebalance_ledger(journal)
     return subprocess.Popen([sys.executable, "-m", "kubegpu.cli.main", "serve", "--snapshot", str(snap), "--port",
-                             str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             str(port), "--rebalance-journal", str(journal)], env=_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _extender(port: int) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "kubegpu.cli.main", "extender", "--demo", "--port", str(port)],
+                            env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _drive_extender(url: str) -> None:
+    """A few kube-scheduler calls (a pending demo GPU pod against the demo's nodes, names only) so the
+    extender's counters and histograms have samples."""
+    objs = demo_objects()
+    nodes = [o["metadata"]["name"] for o in objs if o["kind"] == "Node"]
+    pods = [o for o in objs if o["kind"] == "Pod" and o.get("status", {}).get("phase") == "Pending"][:3]
+    for pod in pods:
+        body = {"Pod": pod, "NodeNames": nodes}
+        assert httpx.post(f"{url}/filter", json=body, timeout=30).status_code == 200
+        assert httpx.post(f"{url}/prioritize", json=body, timeout=30).status_code == 200
+
+
+def _serve_file(path: Path) -> ThreadingHTTPServer:
+    """A static /metrics on 127.0.0.1 serving a recorded exposition, as an exporter would."""
+    body = path.read_bytes()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 def _query(api: str, expr: str) -> list:
@@ -113,26 +169,48 @@ def _query(api: str, expr: str) -> list:
         return json.loads(resp.read())["data"]["result"]
 
 
+def _scrape_config(demo: str, snapshot: str, extender: str, dcgm: str, dcgm_node: str) -> dict:
+    """Two clusters' kubegpu serve (the dashboard's `cluster` label, one per target), the extender, and
+    dcgm-exporter with the `node` label a Kubernetes user gets from `__meta_kubernetes_pod_node_name`
+    (here static: one exporter on one node of the demo cluster)."""
+    return {"global": {"scrape_interval": "1s"},
+            "scrape_configs": [
+                {"job_name": "kubegpu", "static_configs": [{"targets": [demo], "labels": {"cluster": "demo"}},
+                                                           {"targets": [snapshot], "labels": {"cluster": "cache"}}]},
+                {"job_name": "kubegpu-extender", "static_configs": [{"targets": [extender],
+                                                                     "labels": {"cluster": "demo"}}]},
+                {"job_name": "dcgm-exporter", "static_configs": [{"targets": [dcgm],
+                                                                  "labels": {"cluster": "demo", "node": dcgm_node}}]},
+            ]}
+
+
 @pytest.mark.skipif(PROMETHEUS is None, reason="prometheus not installed (apt-get install prometheus)")
+@pytest.mark.skipif(not DCGM_SCRAPE.is_file(), reason="../shared/fixtures (dcgm-exporter recording) absent")
 def test_every_panel_query_returns_data_from_real_prometheus(served_demo, tmp_path):
-    cache_port, port = free_port(), free_port()
+    cache_port, ext_port, port = free_port(), free_port(), free_port()
     server = _serve_snapshot_with_model_cache(tmp_path, cache_port)
-    targets = [served_demo.removeprefix("http://"), f"127.0.0.1:{cache_port}"]
-    config = {"global": {"scrape_interval": "1s"},
-              "scrape_configs": [{"job_name": "kubegpu", "static_configs": [{"targets": targets}]}]}
+    extender = _extender(ext_port)
+    dcgm = _serve_file(DCGM_SCRAPE)
+    gpu_node = next(o["metadata"]["name"] for o in demo_objects() if o["kind"] == "Node"
+                    and "nvidia.com/gpu" in o.get("status", {}).get("capacity", {}))
+    config = _scrape_config(served_demo.removeprefix("http://"), f"127.0.0.1:{cache_port}", f"127.0.0.1:{ext_port}",
+                            f"127.0.0.1:{dcgm.server_address[1]}", gpu_node)
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
-    prom = subprocess.Popen([PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}",
-                             f"--storage.tsdb.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{port}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    api = f"http://127.0.0.1:{port}/api/v1"
+    prom = None
     results: dict[str, list] = {}
     try:
         wait_http(f"http://127.0.0.1:{cache_port}/readyz", time.monotonic() + 60)
+        wait_http(f"http://127.0.0.1:{ext_port}/readyz", time.monotonic() + 60)
+        _drive_extender(f"http://127.0.0.1:{ext_port}")
+        prom = subprocess.Popen([PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}",
+                                 f"--storage.tsdb.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{port}"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        api = f"http://127.0.0.1:{port}/api/v1"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             time.sleep(1)
             try:
-                if len(_query(api, "up == 1")) == 2 and _query(api, "kubegpu_model_cache_nodes"):
+                if len(_query(api, "up == 1")) == 4 and _query(api, "kubegpu_model_cache_nodes"):
                     break
             except OSError:
                 continue
@@ -144,15 +222,21 @@ def test_every_panel_query_returns_data_from_real_prometheus(served_demo, tmp_pa
                 results[f"{p['title']} [{t['refId']}]"] = _query(api, expr)
         pools = _query(api, 'group by (pool) (kubegpu_pool_gpus{cluster=~".*"})')
     finally:
-        prom.terminate()
-        server.terminate()
-        prom.wait(timeout=10)
-        server.wait(timeout=10)
-    empty = {k for k, v in results.items() if not v}
-    expected_empty = {k for k in results if k.rsplit(" [", 1)[0] in ABSENT_WITHOUT_THEIR_EXPORTER}
-    assert empty == expected_empty, f"panels without data: {sorted(empty - expected_empty)}"
+        for proc in (prom, server, extender):
+            if proc is not None:
+                proc.terminate()
+                proc.wait(timeout=10)
+        dcgm.shutdown()
+    empty = sorted(k for k, v in results.items() if not v)
+    assert not empty, f"panels without data: {empty}"
     assert {r["metric"]["pool"] for r in pools} == {"inference", "training"}   # the pool variable's values
     # the demo is priced at the article's figure (CNY), the snapshot at built-in list prices (USD)
     money = results["Stranded GPUs cost per day [A]"]
     assert {r["metric"]["currency"] for r in money} == {"CNY", "USD"}
     assert all(float(r["value"][1]) > 0 for r in money)
+    # the DCGM panel is the recorded GPU busy joined to the node's pool through the `node` target label
+    util = [float(line.rsplit(" ", 1)[1]) for line in DCGM_SCRAPE.read_text().splitlines()
+            if line.startswith("DCGM_FI_DEV_GPU_UTIL{")]
+    busy = results["GPU busy (DCGM) per pool [A]"]
+    assert len(busy) == 1 and busy[0]["metric"]["pool"]
+    assert float(busy[0]["value"][1]) == pytest.approx(sum(util) / len(util))
