@@ -40,3 +40,14 @@ def test_prices_values_become_the_file_serve_reads():
 def test_no_prices_no_flag():
     (deploy,) = objects({})["Deployment"]
     assert not any(a.startswith("--prices") for a in deploy["spec"]["template"]["spec"]["containers"][0]["args"])
+
+
+def test_the_rebalancer_reads_the_same_prices_file():
+    # rebalance plans are priced like defrag's: in the cluster the rebalancer must see the chart's prices too
+    values = case_values(CHART / "ci" / "all-on-values.yaml")
+    (deploy,) = [d for d in objects(values)["Deployment"] if d["metadata"]["name"] == "kubegpu-rebalance"]
+    pod = deploy["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert "--prices=/etc/kubegpu/prices/prices.yaml" in container["args"]
+    assert any(m["name"] == "prices" and m["mountPath"] == "/etc/kubegpu/prices" for m in container["volumeMounts"])
+    assert {"name": "prices", "configMap": {"name": "kubegpu-prices"}} in pod["volumes"]
