@@ -53,10 +53,12 @@ def test_yamllint_on_chart_files():
     from yamllint.config import YamlLintConfig
 
     config = YamlLintConfig(YAMLLINT)
-    files = [CHART / "Chart.yaml", CHART / "values.yaml", CHART / "files" / "rules.yaml", *CASES,
-             *EXAMPLES.glob("*.yaml")]
-    problems = [f"{f.name}:{p.line}: {p.message}" for f in files
-                for p in linter.run(f.read_text(), config) if p.level == "error"]
+    # rendered examples embed the Grafana dashboard's JSON, whose PromQL strings cannot wrap
+    rendered = YamlLintConfig(YAMLLINT.replace("max: 160", "max: 200"))
+    files = [(f, config) for f in (CHART / "Chart.yaml", CHART / "values.yaml", CHART / "files" / "rules.yaml", *CASES)]
+    files += [(f, rendered) for f in EXAMPLES.glob("*.yaml")]
+    problems = [f"{f.name}:{p.line}: {p.message}" for f, cfg in files
+                for p in linter.run(f.read_text(), cfg) if p.level == "error"]
     assert problems == []
 
 
