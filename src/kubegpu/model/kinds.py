@@ -6,6 +6,7 @@ errors, findings and JSON output use to name an object.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 import msgspec
@@ -61,13 +62,16 @@ class KubeObject(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=Tru
         return self.metadata.annotations
 
 
-class Pod(KubeObject):
+class Pod(KubeObject, dict=True):
+    """dict=True gives each pod a __dict__ (never encoded, not copied by msgspec.structs.replace) so `key`
+    is built once per pod: every engine asks for it, ~4.9 million times per doctor run at 20,000 nodes."""
+
     spec: PodSpec = msgspec.field(default_factory=PodSpec)
     status: PodStatus = msgspec.field(default_factory=PodStatus)
 
-    @property
+    @cached_property
     def key(self) -> str:
-        """'ns/name', the form kubectl and the why JSON use for pods."""
+        """'ns/name', the form kubectl and the why JSON use for pods (metadata is not changed in place)."""
         return f"{self.metadata.namespace or 'default'}/{self.metadata.name}"
 
     @property
