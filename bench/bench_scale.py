@@ -7,7 +7,7 @@ time, the child's own CPU seconds and peak RSS (os.wait4), output size. `why --a
 every pending pod present, every node set resolvable (explain.nodesets). Medians of --repeat runs.
 Targets: each < 30 s wall, < 4 GB RSS, < 500 MB output (on 2 cores).
 
-    PYTHONPATH=src python bench/bench_scale.py [--dump /tmp/kubegpu-20k.json] [--nodes 20000 --pods 200000
+    PYTHONPATH=src python bench/bench_scale.py [--dump DUMP.json (default: kubegpu-20k.json in the temp folder)] [--nodes 20000 --pods 200000
         --pending 4000] [--commands status,why,frag,doctor,audit] [--repeat 1]
 """
 

@@ -68,9 +68,9 @@ def extender(source, address, port, prefix, policy, ledger, ledger_max_bytes, ma
 
     \b
     Examples:
-      kubegpu extender --demo --ledger /tmp/decisions.ndjson
+      kubegpu extender --demo --ledger decisions.ndjson
       kubegpu extender --policy kubegpu --prefix kubegpu      (live: your kubeconfig's cluster)
-      kubegpu decisions ml/train-0 --ledger /tmp/decisions.ndjson
+      kubegpu decisions ml/train-0 --ledger decisions.ndjson
     """
     from kubegpu.extender.app import create_app
     from kubegpu.extender.ledger import Ledger
