@@ -186,7 +186,7 @@ def plan_defrag(state: ClusterState, goal: Goal, *, policy: EvictionPolicy = Evi
     if goal.count < 1:
         raise UsageError("--count must be at least 1")
     if problem is None:
-        problem = build_problem(state, policy=policy, beneficiary_priority=priority, now=now, table=table)
+        problem = build_problem(state, policy=policy, beneficiary_priority=priority, now=now)
     # pool separation first: pods move inside their own pool; only when no such plan exists
     # may they cross pools, and the plan says so
     # the cluster's mix and its frag report as it stands are the same for both runs: made once

@@ -3,7 +3,7 @@
 Built once per plan from a ClusterState. Resources are those of the scheduling core's snapshot
 (allocatable minus requested, per resource column, in scheduler units), so "room" means what
 kube-scheduler's NodeResourcesFit means. Whole free GPU devices per node (what `fits_by_size`
-counts) come from the NodeTable. Which nodes a pod may land on for reasons other than room
+counts) come from the snapshot's NodeTable, so both share one node order. Which nodes a pod may land on for reasons other than room
 (taints, affinity, ports, volumes, topology) is asked of the scheduling core, once per pod.
 """
 
@@ -22,7 +22,6 @@ from kubegpu.defrag.units import move_groups
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import MILLI
 from kubegpu.model.kinds import Pod
-from kubegpu.model.nodetable import NodeTable
 from kubegpu.scheduling.fit import whole_free_devices
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import version_of
@@ -168,11 +167,7 @@ class DefragProblem:
 
     def pool_mates(self, n: int) -> np.ndarray:
         """bool[n]: nodes in node n's pool (same pool label, or both without one)."""
-        codes = self._cache.get("pool_codes")
-        if codes is None:
-            pools = self.snapshot.pools
-            names = {p: k for k, p in enumerate(sorted(set(pools)))}
-            codes = self._cache["pool_codes"] = np.asarray([names[p] for p in pools], dtype=np.int32)
+        codes = self.snapshot.table.pool_index[1]
         return codes == codes[n]
 
     def crosses_pools(self, p: int, n: int) -> bool:
@@ -187,13 +182,10 @@ class DefragProblem:
 
 def build_problem(state: ClusterState, *, policy: EvictionPolicy = EvictionPolicy(),
                   beneficiary_priority: int | None = None, now: datetime | None = None,
-                  snapshot: SchedulingSnapshot | None = None, gangs=None, table: NodeTable | None = None
-                  ) -> DefragProblem:
-    """Everything a planner needs, computed once (`snapshot`, `gangs`, `table`: reuse the caller's)."""
+                  snapshot: SchedulingSnapshot | None = None, gangs=None) -> DefragProblem:
+    """Everything a planner needs, computed once (`snapshot`, `gangs`: reuse the caller's)."""
     snap = snapshot if snapshot is not None else SchedulingSnapshot.from_cluster(state)
-    table = table if table is not None else NodeTable.from_cluster(state)
-    if table.names != snap.names:
-        raise AssertionError("NodeTable and scheduling snapshot disagree on node order")
+    table = snap.table
     free = snap.alloc - snap.requested
     pods_free = snap.allowed_pods - snap.pod_count
     groups = move_groups(state, gangs)

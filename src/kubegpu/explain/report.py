@@ -254,7 +254,7 @@ def _pool_lines(snap: SchedulingSnapshot, outcome: FilterOutcome, pools: list[st
     free_gpu = snap.gpu_room(outcome.info, view.requested)
     first = outcome.first.astype(np.int64)
     keys = (first + 3) * (1 << 32) + first_rid
-    pool_names, pool_idx = snap.pool_index()
+    pool_names, pool_idx = snap.table.pool_index
 
     def reasons_of(key: int) -> tuple[str, ...]:
         p, rid = key // (1 << 32) - 3, key % (1 << 32)

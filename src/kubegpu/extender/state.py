@@ -75,9 +75,7 @@ class ExtenderModel:
     def build(cls, cluster: ClusterState, *, generation: int, k8s_version: str | None = None) -> "ExtenderModel":
         start = time.perf_counter()
         snapshot = SchedulingSnapshot(cluster)
-        base = cluster_placement(cluster)
-        if base.names != snapshot.names:   # both follow the cluster's node order; say so if that ever changes
-            raise RuntimeError("placement state and scheduling snapshot disagree on node order")
+        base = cluster_placement(cluster)  # built from the snapshot's NodeTable: one node order
         node_gpus = [cluster.node_gpus[name] for name in snapshot.names]
         encoded = [msgspec.json.encode(name) for name in snapshot.names]
         keys, items = name_catalogs(encoded)

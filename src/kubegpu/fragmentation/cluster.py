@@ -50,9 +50,7 @@ def cluster_tasks(cluster: ClusterState, scope: NamespaceScope = NamespaceScope(
 def cluster_placement(cluster: ClusterState, table: NodeTable | None = None) -> PlacementState:
     """The cluster as a mutable placement state, with the request classes of the running pods."""
     table = table if table is not None else NodeTable.from_cluster(cluster)
-    index = {name: i for i, name in enumerate(table.names)}
-    placed = [(index[p.spec.node_name], pod_task(cluster, p)) for node_pods in cluster.pods_by_node.values()
-              for p in node_pods if p.spec.node_name in index]
+    placed = [(row, pod_task(cluster, p)) for row, p in zip(table.bound_node.tolist(), table.bound_pods)]
     return PlacementState.from_node_table(table, placed=placed)
 
 

@@ -1,4 +1,10 @@
-"""NodeTable: the columnar (numpy) view of a cluster's nodes that hot paths score over.
+"""NodeTable: the one columnar (numpy) view of a cluster's nodes, built once per ClusterState.
+
+The scheduling snapshot (`scheduling.snapshot`) and the placement state (`scheduling.placement`)
+are both built from it, so every engine reads the same rows in the same order: allocatable and
+requested per resource column, the bound pods' request vectors, GPU devices, readiness facts,
+pools, labels and taint groups. `NodeTable.from_cluster(state)` is the state's table (cached on
+`ClusterState.derived`); `take(rows)` is the one way to a table of some of its rows.
 
 Which physical device a whole-GPU pod holds is not visible through the Kubernetes API (the
 device plugin decides), so devices are filled deterministically: whole GPUs take fully free
@@ -7,35 +13,58 @@ devices first, shares go best-fit onto the fullest device they fit. Totals are e
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 
 from kubegpu.model.cluster import ClusterState
-from kubegpu.model.gpu import GPU, GPU_SHARED, MILLI, GpuDemand
+from kubegpu.model.gpu import MILLI, GpuDemand
+from kubegpu.model.kinds import Node, Pod
+from kubegpu.model.objects import Taint
+from kubegpu.model.labelindex import LabelIndex
 from kubegpu.model.pools import node_pool
+from kubegpu.model.resources import CORE_RESOURCES, is_scalar_resource
 
-_CORE = ("cpu", "memory", "pods")
-_GPU_RESOURCES = (GPU, GPU_SHARED)
+CPU, MEMORY = CORE_RESOURCES.index("cpu"), CORE_RESOURCES.index("memory")
+# the per-node fields `take` carries along (node axis first)
+PER_NODE = ("nodes", "names", "alloc", "requested", "pods_alloc", "pods_used", "gpu_count", "dev_total",
+            "dev_used", "gpu_model", "cordoned", "not_ready", "pool")
+
+
+def take_rows(columns: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
+    """Every per-node column at `rows` (in that order, repeats allowed): arrays by fancy indexing
+    (a copy), lists by position. The one row-taking rule of NodeTable and PlacementState."""
+    pick = rows.tolist()
+    return {k: v[rows] if isinstance(v, np.ndarray) else [v[i] for i in pick] for k, v in columns.items()}
 
 
 @dataclass(frozen=True, eq=False)
 class NodeTable:
-    """Per-node columns (node axis first, `state.nodes` order) built once per cluster state.
+    """Per-node columns (node axis first, `state.nodes` order) and the bound pods' request rows.
 
-    cpu in millicores, memory in bytes, GPUs in milli-GPU per physical device (padding devices
-    have total 0). `cordoned` and `not_ready` are the two facts the one readiness rule
-    (`scheduling.nodeready`) combines; `pod_devices` is the one device packing (`place_on_devices`)
-    every reader of "which device a pod holds" uses. Treat the arrays as read-only.
+    `resources` names the columns of `alloc` and `requested` (int64[n, R], scheduler units: cpu
+    in millicores, memory and ephemeral-storage in bytes, then every scalar resource a node
+    offers or a pod asks for, sorted); `pods_alloc`/`pods_used` are pod slots. `bound_pods` are
+    the non-terminal pods bound to a node of the table (state order), with their row
+    (`bound_node`) and request vector (`bound_vec`); `requested` is their sum per row.
+    GPUs are in milli-GPU per physical device (padding devices have total 0). `cordoned` and
+    `not_ready` are the two facts the one readiness rule (`scheduling.nodeready`) combines;
+    `pod_devices` is the one device packing (`place_on_devices`) every reader of "which device a
+    pod holds" uses. The arrays are read-only: a what-if copies what it changes.
     """
 
+    nodes: list[Node]
     names: list[str]
-    cpu_alloc: np.ndarray
-    cpu_used: np.ndarray
-    mem_alloc: np.ndarray
-    mem_used: np.ndarray
-    pods_alloc: np.ndarray
-    pods_used: np.ndarray
+    resources: tuple[str, ...]
+    alloc: np.ndarray            # int64[n, R]
+    requested: np.ndarray        # int64[n, R]: summed requests of the bound pods
+    pods_alloc: np.ndarray       # int64[n]
+    pods_used: np.ndarray        # int64[n]
+    bound_pods: list[Pod]
+    bound_node: np.ndarray       # int32[m]: row of each bound pod
+    bound_vec: np.ndarray        # int64[m, R]
     gpu_count: np.ndarray
     dev_total: np.ndarray
     dev_used: np.ndarray
@@ -45,14 +74,45 @@ class NodeTable:
     not_ready: np.ndarray        # bool[n]: a Ready condition that is False or Unknown
     pool: list[str]
     pod_devices: dict[str, np.ndarray] = field(default_factory=dict)  # bound pod -> milli-GPU per device
-    _index: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    rows_of: dict[str, int] = field(default_factory=dict, init=False, repr=False)  # node name -> row
+    column: dict[str, int] = field(default_factory=dict, init=False, repr=False)   # resource -> column
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_index", {name: i for i, name in enumerate(self.names)})
+        object.__setattr__(self, "rows_of", {name: i for i, name in enumerate(self.names)})
+        object.__setattr__(self, "column", {r: j for j, r in enumerate(self.resources)})
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
 
+    @classmethod
+    def from_cluster(cls, state: ClusterState) -> "NodeTable":
+        """The state's table, built on first use and kept on `state.derived` (a state never changes)."""
+        table = state.derived.get("model.nodetable")
+        if table is None:
+            table = state.derived["model.nodetable"] = cls.build(state)
+        return table
+
+    # ------------------------------------------------------------ columns
     @property
     def n(self) -> int:
         return len(self.names)
+
+    @property
+    def cpu_alloc(self) -> np.ndarray:
+        return self.alloc[:, CPU]
+
+    @property
+    def cpu_used(self) -> np.ndarray:
+        return self.requested[:, CPU]
+
+    @property
+    def mem_alloc(self) -> np.ndarray:
+        return self.alloc[:, MEMORY]
+
+    @property
+    def mem_used(self) -> np.ndarray:
+        return self.requested[:, MEMORY]
 
     @property
     def dev_free(self) -> np.ndarray:
@@ -65,56 +125,128 @@ class NodeTable:
 
     def index(self, name: str) -> int:
         """The row of node `name` (KeyError when absent)."""
-        return self._index[name]
+        return self.rows_of[name]
 
+    @cached_property
+    def labels(self) -> LabelIndex:
+        """Node labels as columns (node selectors and affinity match over them), built on first use."""
+        return LabelIndex(self.names, [node.metadata.labels for node in self.nodes])
+
+    @cached_property
+    def taint_groups(self) -> tuple[list[tuple[Taint, ...]], np.ndarray]:
+        """(distinct taint sets, set index per node): toleration checks run once per distinct set."""
+        groups: dict[tuple, int] = {}
+        sets: list[tuple[Taint, ...]] = []
+        group = np.zeros(self.n, dtype=np.int32)
+        for i, node in enumerate(self.nodes):
+            key = tuple((t.key, t.value or "", t.effect) for t in node.spec.taints)
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = len(sets)
+                sets.append(tuple(node.spec.taints))
+            group[i] = g
+        group.flags.writeable = False
+        return sets, group
+
+    @cached_property
+    def pool_index(self) -> tuple[list[str], np.ndarray]:
+        """(sorted pool names, pool index per node)."""
+        names = sorted(set(self.pool))
+        position = {p: k for k, p in enumerate(names)}
+        codes = np.asarray([position[p] for p in self.pool], dtype=np.int64)
+        codes.flags.writeable = False
+        return names, codes
+
+    # ------------------------------------------------------------ rows
+    def take(self, rows: Any) -> "NodeTable":
+        """A table of the rows `rows` (indices, in that order, repeats allowed): every per-node
+        column taken along, and the bound pods of those rows (a repeated row repeats its pods)."""
+        idx = np.asarray(rows, dtype=np.int64).reshape(-1)
+        order = np.argsort(self.bound_node, kind="stable")
+        bounds = np.searchsorted(self.bound_node[order], np.arange(self.n + 1))
+        keep = [order[bounds[i]:bounds[i + 1]] for i in idx.tolist()]
+        slots = np.concatenate(keep) if keep else np.zeros(0, dtype=np.int64)
+        pods = [self.bound_pods[s] for s in slots.tolist()]
+        return NodeTable(
+            **take_rows({name: getattr(self, name) for name in PER_NODE}, idx),
+            resources=self.resources, gpu_models=list(self.gpu_models), bound_pods=pods,
+            bound_node=np.repeat(np.arange(len(idx), dtype=np.int32), [len(k) for k in keep]),
+            bound_vec=self.bound_vec[slots],
+            pod_devices={p.key: self.pod_devices[p.key] for p in pods if p.key in self.pod_devices})
+
+    # ------------------------------------------------------------ build
     @classmethod
-    def from_cluster(cls, state: ClusterState) -> "NodeTable":
-        nodes = state.nodes
+    def build(cls, state: ClusterState) -> "NodeTable":
+        """Every column from the state, in one pass over nodes and one over bound pods (use `from_cluster`)."""
+        nodes = list(state.nodes)
+        names = [node.name for node in nodes]
+        rows_of = {name: i for i, name in enumerate(names)}
         n = len(nodes)
-        physical = [state.node_gpus[node.name].physical for node in nodes]
-        width = max(physical, default=0)
-        dev_total = np.zeros((n, width), dtype=np.int32)
-        dev_used = np.zeros((n, width), dtype=np.int32)
-        gpu_models: list[str] = []
-        model_idx = np.full(n, -1, dtype=np.int32)
-        core = {k: (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)) for k in _CORE}
-        pod_devices: dict[str, np.ndarray] = {}
-
+        scalars = sorted({r for a in state.allocatable.values() for r in a if is_scalar_resource(r)}
+                         | {r for q in state.requests.values() for r in q if is_scalar_resource(r)})
+        resources = (*CORE_RESOURCES, *scalars)
+        column = {r: j for j, r in enumerate(resources)}
+        alloc = np.zeros((n, len(resources)), dtype=np.int64)
+        pods_alloc = np.zeros(n, dtype=np.int64)
         for i, node in enumerate(nodes):
-            alloc = state.allocatable[node.name]
-            for r, (a, _) in core.items():
-                a[i] = alloc.get(r, 0)
+            for name, amount in state.allocatable[node.name].items():
+                j = column.get(name)
+                if j is not None:
+                    alloc[i, j] = amount
+            pods_alloc[i] = state.allocatable[node.name].get("pods", 0)
+
+        bound = [p for p in state.pods if p.spec.node_name in rows_of and not p.is_terminal]
+        m = len(bound)
+        bound_node = np.fromiter((rows_of[p.spec.node_name] for p in bound), dtype=np.int32, count=m)
+        bound_vec = np.zeros((m, len(resources)), dtype=np.int64)
+        for k, p in enumerate(bound):
+            for name, amount in state.pod_requests(p).items():
+                j = column.get(name)
+                if j is not None:
+                    bound_vec[k, j] = amount
+        requested = np.zeros_like(alloc)
+        np.add.at(requested, bound_node, bound_vec)
+
+        physical = [state.node_gpus[name].physical for name in names]
+        dev_total, dev_used, pod_devices = _devices(state, nodes, physical, bound, bound_node)
+        gpu_models: list[str] = []
+        gpu_model = np.full(n, -1, dtype=np.int32)
+        for i, node in enumerate(nodes):
             info = state.node_gpus[node.name]
-            dev_total[i, : info.physical] = MILLI
             if info.physical:
                 model = info.model or "unknown"
                 if model not in gpu_models:
                     gpu_models.append(model)
-                model_idx[i] = gpu_models.index(model)
-            pods = state.pods_by_node.get(node.name, [])
-            core["pods"][1][i] = len(pods)
-            for pod in pods:
-                req = state.pod_requests(pod)
-                core["cpu"][1][i] += req.get("cpu", 0)
-                core["memory"][1][i] += req.get("memory", 0)
-                if info.physical:
-                    before = dev_used[i].copy()
-                    place_on_devices(dev_used[i], dev_total[i], state.gpu_demand(pod, node.name))
-                    pod_devices[pod.key] = dev_used[i] - before
+                gpu_model[i] = gpu_models.index(model)
 
         return cls(
-            names=[node.name for node in nodes],
-            cpu_alloc=core["cpu"][0], cpu_used=core["cpu"][1],
-            mem_alloc=core["memory"][0], mem_used=core["memory"][1],
-            pods_alloc=core["pods"][0], pods_used=core["pods"][1],
-            gpu_count=np.asarray(physical, dtype=np.int32),
-            dev_total=dev_total, dev_used=dev_used,
-            gpu_model=model_idx, gpu_models=gpu_models,
+            nodes=nodes, names=names, resources=resources, alloc=alloc, requested=requested,
+            pods_alloc=pods_alloc, pods_used=np.bincount(bound_node, minlength=n).astype(np.int64),
+            bound_pods=bound, bound_node=bound_node, bound_vec=bound_vec,
+            gpu_count=np.asarray(physical, dtype=np.int32), dev_total=dev_total, dev_used=dev_used,
+            gpu_model=gpu_model, gpu_models=gpu_models,
             cordoned=np.asarray([bool(node.spec.unschedulable) for node in nodes], dtype=bool),
             not_ready=np.asarray([node.reports_not_ready for node in nodes], dtype=bool),
-            pool=[node_pool(node) for node in nodes],
-            pod_devices=pod_devices,
-        )
+            pool=[node_pool(node) for node in nodes], pod_devices=pod_devices)
+
+
+def _devices(state: ClusterState, nodes: list[Node], physical: list[int], bound: list[Pod],
+             bound_node: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """(dev_total, dev_used, pod -> milli-GPU per device): bound pods packed onto their node's
+    devices in state order (`place_on_devices`)."""
+    n, width = len(nodes), max(physical, default=0)
+    dev_total = np.zeros((n, width), dtype=np.int32)
+    dev_used = np.zeros((n, width), dtype=np.int32)
+    for i, count in enumerate(physical):
+        dev_total[i, :count] = MILLI
+    pod_devices: dict[str, np.ndarray] = {}
+    for k, pod in enumerate(bound):
+        i = int(bound_node[k])
+        if physical[i]:
+            before = dev_used[i].copy()
+            place_on_devices(dev_used[i], dev_total[i], state.gpu_demand(pod, nodes[i].name))
+            pod_devices[pod.key] = dev_used[i] - before
+    return dev_total, dev_used, pod_devices
 
 
 def place_on_devices(used: np.ndarray, total: np.ndarray, demand: GpuDemand) -> None:

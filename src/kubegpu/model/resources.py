@@ -16,6 +16,14 @@ from kubegpu.model.quantity import resource_amount
 
 Resources = dict[str, int]
 
+# the columns every node has, in this order, before the scalar resources (NodeTable, snapshot)
+CORE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+
+
+def is_scalar_resource(name: str) -> bool:
+    """upstream IsScalarResourceName: extended (domain-prefixed), hugepages, attachable volumes."""
+    return "/" in name or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
+
 
 def parse_resource_list(values: dict, *, obj: str, field: str) -> Resources:
     """Parse a v1 ResourceList, naming object and field on error."""

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from kubegpu.model.kinds import Node
+from kubegpu.model.objects import Taint
 
 # upstream pkg/apis/core/v1/helper: TaintNodeNotReady, TaintNodeUnreachable
 CONDITION_TAINTS = frozenset({"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"})
@@ -47,7 +48,18 @@ def table_takes_new_pods(table: Any) -> np.ndarray:
     return takes_new_pods(table.cordoned, table.not_ready)
 
 
+def has_condition_taint(taints: Sequence[Taint]) -> bool:
+    """A not-ready/unreachable taint with a scheduling effect is among `taints`."""
+    return any(t.key in CONDITION_TAINTS and t.effect in ("NoSchedule", "NoExecute") for t in taints)
+
+
 def not_ready_untainted(node: Node) -> bool:
     """The node reports NotReady but carries no condition taint with a scheduling effect."""
-    return node.reports_not_ready and not any(
-        t.key in CONDITION_TAINTS and t.effect in ("NoSchedule", "NoExecute") for t in node.spec.taints)
+    return node.reports_not_ready and not has_condition_taint(node.spec.taints)
+
+
+def table_not_ready_untainted(table: Any) -> np.ndarray:
+    """bool[n]: `not_ready_untainted` over a NodeTable (`not_ready` column, taints once per distinct set)."""
+    sets, group = table.taint_groups
+    tainted = np.asarray([has_condition_taint(s) for s in sets] + [False], dtype=bool)
+    return np.asarray(table.not_ready, dtype=bool) & ~tainted[group]

@@ -3,7 +3,10 @@
 upstream keeps a NodeInfo per node; here the numbers live in numpy arrays (node axis first)
 so one filter answers for every node at once, and pods live in slot arrays so a what-if
 (`assume`, `remove`, "every pod below priority p gone") is an array update, not a rebuild.
-Built once from a ClusterState; `copy()` gives an independent what-if snapshot for the
+Built once per ClusterState over the state's NodeTable (`model.nodetable`), whose node columns it
+reads as they are (allocatable, pod slots, cordon, labels, taint groups, pools, the bound pods'
+rows and request vectors); only the per-pod slots and the summed requests are its own, because
+they change. `copy()` gives an independent what-if snapshot for the
 preemption dry run, gang placement and the defrag planner.
 """
 
@@ -17,56 +20,39 @@ import numpy as np
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import GPU, is_gpu_resource
 from kubegpu.model.kinds import Node, Pod
-from kubegpu.model.pools import node_pool
-from kubegpu.model.resources import pod_requests
+from kubegpu.model.nodetable import NodeTable
+from kubegpu.model.resources import is_scalar_resource, pod_requests
 from kubegpu.scheduling.framework import PodInfo  # re-exported: PodInfo lives with the framework vocabulary
 from kubegpu.scheduling.hostports import pod_host_ports
-from kubegpu.scheduling.labels import LabelIndex
-from kubegpu.scheduling.nodeready import not_ready_untainted
+from kubegpu.scheduling.nodeready import table_not_ready_untainted
 from kubegpu.scheduling.podcolumns import PodColumns
-
-CORE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
-
-
-def is_scalar_resource(name: str) -> bool:
-    """upstream IsScalarResourceName: extended (domain-prefixed), hugepages, attachable volumes."""
-    return "/" in name or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
 
 
 class SchedulingSnapshot:
     """NodeInfo for every node, as arrays; mutable through assume/remove, cloned by copy()."""
 
     def __init__(self, state: ClusterState) -> None:
+        table = NodeTable.from_cluster(state)
         self.state = state
+        self.table = table  # the node columns below are the table's own arrays (read-only), not copies
         self.derived: dict[str, Any] = {}  # facts filters compute once per snapshot object (not shared by copies)
-        self.nodes: list[Node] = list(state.nodes)
-        self.names: list[str] = [n.name for n in self.nodes]
-        self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
-        n = len(self.nodes)
-        scalars = sorted({r for a in state.allocatable.values() for r in a if is_scalar_resource(r)}
-                         | {r for q in state.requests.values() for r in q if is_scalar_resource(r)})
-        self.resources: list[str] = [*CORE_RESOURCES, *scalars]
-        self.column: dict[str, int] = {r: j for j, r in enumerate(self.resources)}
-        r = len(self.resources)
-        self.alloc = np.zeros((n, r), dtype=np.int64)
-        self.allowed_pods = np.zeros(n, dtype=np.int64)
-        for i, node in enumerate(self.nodes):
-            alloc = state.allocatable[node.name]
-            for name, amount in alloc.items():
-                j = self.column.get(name)
-                if j is not None:
-                    self.alloc[i, j] = amount
-            self.allowed_pods[i] = alloc.get("pods", 0)
-        self.unschedulable = np.asarray([bool(node.spec.unschedulable) for node in self.nodes], dtype=bool)
+        self.nodes: list[Node] = table.nodes
+        self.names: list[str] = table.names
+        self.index: dict[str, int] = table.rows_of
+        self.resources: tuple[str, ...] = table.resources
+        self.column: dict[str, int] = table.column
+        self.alloc = table.alloc
+        self.allowed_pods = table.pods_alloc
+        self.unschedulable = table.cordoned
         # NotReady by condition, no condition taint: the core (as kube-scheduler) sees nothing; `why` notes it
-        self.not_ready_untainted = np.asarray([not_ready_untainted(node) for node in self.nodes], dtype=bool)
-        self.labels = LabelIndex(self.names, [node.metadata.labels for node in self.nodes])
-        self.pools: list[str] = [node_pool(node) for node in self.nodes]
-        self._taint_groups()
+        self.not_ready_untainted = table_not_ready_untainted(table)
+        self.labels = table.labels
+        self.pools: list[str] = table.pool
+        self.taint_sets, self.taint_group = table.taint_groups
         self._pod_by_key = {p.key: p for p in state.pods}
         # pod slots
-        bound = [p for p in state.pods if p.spec.node_name and not p.is_terminal and p.spec.node_name in self.index]
-        cap = max(len(bound) * 2, 16)
+        n, r = table.n, len(table.resources)
+        cap = max(len(table.bound_pods) * 2, 16)
         self._pods: list[Pod | None] = []
         self._infos: list[PodInfo | None] = []
         self.pod_node = np.full(cap, -1, dtype=np.int32)
@@ -77,10 +63,9 @@ class SchedulingSnapshot:
         self.slot: dict[str, int] = {}
         self.node_slots: list[tuple[int, ...]] = [() for _ in range(n)]
         self._pod_columns: PodColumns | None = None
-        self._pool_index: tuple[list[str], np.ndarray] | None = None
-        self.requested = np.zeros((n, r), dtype=np.int64)
-        self.pod_count = np.zeros(n, dtype=np.int64)
-        self._bulk_add(bound)
+        self.requested = table.requested.copy()  # assume/remove change these two
+        self.pod_count = table.pods_used.copy()
+        self._bulk_add(table)
         self.nominated: list[tuple[PodInfo, int]] = [
             (self.pod_info(p), self.index[p.status.nominated_node_name]) for p in state.unscheduled_pods
             if p.status.nominated_node_name and p.status.nominated_node_name in self.index]
@@ -111,28 +96,21 @@ class SchedulingSnapshot:
         return PodInfo(pod=pod, key=pod.key, requests=req, vector=vec, extra=extra,
                        priority=self.state.priority_of(pod), host_ports=pod_host_ports(pod))
 
-    def _bulk_add(self, pods: list[Pod]) -> None:
-        """Add many bound pods at once (the initial build): arrays filled in bulk, PodInfo made lazily."""
+    def _bulk_add(self, table: NodeTable) -> None:
+        """Slot the table's bound pods (the initial build): their rows and request vectors are the
+        table's, already summed into `requested`; PodInfo is made lazily."""
+        pods = table.bound_pods
         m = len(pods)
         if not m:
             return
-        column = self.column
-        node_idx = np.fromiter((self.index[p.spec.node_name] for p in pods), dtype=np.int32, count=m)
-        prio = np.fromiter((self.state.priority_of(p) for p in pods), dtype=np.int64, count=m)
-        vec = np.zeros((m, len(self.resources)), dtype=np.int64)
-        requests = self.state.requests
-        for k, p in enumerate(pods):
-            for name, amount in requests.get(p.key, {}).items():
-                j = column.get(name)
-                if j is not None:
-                    vec[k, j] = amount
+        node_idx = table.bound_node
         while len(self.alive) < m:
             self._grow()
         self._pods.extend(pods)
         self._infos.extend([None] * m)
         self.pod_node[:m] = node_idx
-        self.pod_prio[:m] = prio
-        self.pod_vec[:m] = vec
+        self.pod_prio[:m] = np.fromiter((self.state.priority_of(p) for p in pods), dtype=np.int64, count=m)
+        self.pod_vec[:m] = table.bound_vec
         self.alive[:m] = True
         for k, p in enumerate(pods):
             aff = p.spec.affinity
@@ -144,8 +122,6 @@ class SchedulingSnapshot:
         bounds = np.searchsorted(node_idx[order], np.arange(len(self.nodes) + 1))
         for i in range(len(self.nodes)):
             self.node_slots[i] = tuple(order[bounds[i]:bounds[i + 1]].tolist())
-        np.add.at(self.requested, node_idx, vec)
-        self.pod_count += np.bincount(node_idx, minlength=len(self.nodes))
 
     def gpu_room(self, info: PodInfo, requested: np.ndarray | None = None) -> np.ndarray:
         """int[n]: free units of the GPU resources the pod asks for (whole, shared, MIG), summed.
@@ -158,14 +134,6 @@ class SchedulingSnapshot:
             cols = [self.column[GPU]]
         used = self.requested if requested is None else requested
         return (self.alloc[:, cols] - used[:, cols]).sum(axis=1) if cols else np.zeros(len(self.names), np.int64)
-
-    def pool_index(self) -> tuple[list[str], np.ndarray]:
-        """(sorted pool names, pool index per node), computed once (pools never change)."""
-        if self._pool_index is None:
-            names = sorted(set(self.pools))
-            position = {p: k for k, p in enumerate(names)}
-            self._pool_index = (names, np.asarray([position[p] for p in self.pools], dtype=np.int64))
-        return self._pool_index
 
     @property
     def slot_count(self) -> int:
@@ -278,19 +246,6 @@ class SchedulingSnapshot:
     def node_of(self, pod_key: str) -> int | None:
         s = self.slot.get(pod_key)
         return int(self.pod_node[s]) if s is not None and self.alive[s] else None
-
-    # ------------------------------------------------------------ taints
-    def _taint_groups(self) -> None:
-        groups: dict[tuple, int] = {}
-        self.taint_sets: list[tuple] = []
-        self.taint_group = np.zeros(len(self.nodes), dtype=np.int32)
-        for i, node in enumerate(self.nodes):
-            key = tuple((t.key, t.value or "", t.effect) for t in node.spec.taints)
-            g = groups.get(key)
-            if g is None:
-                g = groups[key] = len(self.taint_sets)
-                self.taint_sets.append(tuple(node.spec.taints))
-            self.taint_group[i] = g
 
     # ------------------------------------------------------------ views and cycles
     def view(self, info: PodInfo | None = None) -> "NodeView":

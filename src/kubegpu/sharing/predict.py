@@ -31,7 +31,6 @@ from kubegpu.model.nodetable import NodeTable
 from kubegpu.scheduling.filters.nodeaffinity import node_affinity_mask
 from kubegpu.scheduling.filters.tainttoleration import first_untolerated
 from kubegpu.scheduling.fit import whole_free_devices
-from kubegpu.scheduling.labels import LabelIndex
 from kubegpu.scheduling.placement.registry import make_policy
 from kubegpu.scheduling.placement.state import PlacementState
 from kubegpu.scheduling.placement.task import MILLI, Placement, Task
@@ -85,20 +84,13 @@ def _place_pending(state: PlacementState, cluster: ClusterState, pods: list[Pod]
     return placed
 
 
-def _admitting_nodes(cluster: ClusterState, labels: LabelIndex, pod: Pod) -> np.ndarray:
+def _admitting_nodes(table: NodeTable, pod: Pod) -> np.ndarray:
     """Nodes the pod's nodeSelector, required node affinity and tolerations admit (the filters'
     own rules; taints evaluated once per distinct taint set, not per node)."""
-    mask = node_affinity_mask(pod, labels)
-    verdict: dict[tuple, bool] = {}
-    for i, node in enumerate(cluster.nodes):
-        if not mask[i]:
-            continue
-        taints = tuple(node.spec.taints)
-        key = tuple((t.key, t.value, t.effect) for t in taints)
-        if key not in verdict:
-            verdict[key] = first_untolerated(taints, pod.spec.tolerations) is None
-        mask[i] = verdict[key]
-    return mask
+    sets, group = table.taint_groups
+    tolerated = np.asarray([first_untolerated(taints, pod.spec.tolerations) is None for taints in sets] + [False],
+                           dtype=bool)
+    return node_affinity_mask(pod, table.labels) & tolerated[group]
 
 
 def _pending_order(cluster: ClusterState, pods: list[Pod]) -> list[Pod]:
@@ -111,15 +103,14 @@ def _pending_order(cluster: ClusterState, pods: list[Pod]) -> list[Pod]:
 def replay_sharing(cluster: ClusterState, pool_nodes: list[str], candidates: list[Pod], replicas: int) -> Replay:
     """Predict time-slicing `replicas` per GPU on (part of) `pool_nodes` for `candidates`."""
     table = NodeTable.from_cluster(cluster)
-    index = {n: i for i, n in enumerate(table.names)}
+    index = table.rows_of
     before = cluster_placement(cluster, table)
     pool = np.zeros(table.n, dtype=bool)
     pool[[index[n] for n in pool_nodes if n in index]] = True
     pool &= table.gpu_count > 0
-    labels = LabelIndex(table.names, [n.metadata.labels for n in cluster.nodes])
     cand_keys = {p.key for p in candidates}
     bound = [p for p in candidates if p.spec.node_name in index and pool[index[p.spec.node_name]]]
-    admits = {p.key: _admitting_nodes(cluster, labels, p) for p in cluster.unscheduled_pods}
+    admits = {p.key: _admitting_nodes(table, p) for p in cluster.unscheduled_pods}
     pending_cands = [p for p in candidates if p.is_unscheduled and (admits[p.key] & pool).any()]
     cands = bound + pending_cands
     pending = _pending_order(cluster, [p for p in cluster.unscheduled_pods if cluster.gpu_demand(p).is_gpu

@@ -11,7 +11,7 @@ import numpy as np
 
 from kubegpu.model.kinds import Pod
 from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses, PreFilterResult, Status
-from kubegpu.scheduling.labels import OBJECT_NAME_FIELD, LabelIndex
+from kubegpu.model.labelindex import OBJECT_NAME_FIELD, LabelIndex
 
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"  # version-dependent, see versions.py

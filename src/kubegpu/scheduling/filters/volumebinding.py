@@ -23,7 +23,7 @@ from kubegpu.model.kinds import PersistentVolume, PersistentVolumeClaim, Storage
 from kubegpu.scheduling.filters import volumematch
 from kubegpu.scheduling.filters.volumes import claim_class, claim_names, owned_by
 from kubegpu.scheduling.framework import Code, CycleContext, FilterPlugin, NodeStatuses, Status
-from kubegpu.scheduling.labels import LabelIndex
+from kubegpu.model.labelindex import LabelIndex
 
 NAME = "VolumeBinding"
 ERR_REASON_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"

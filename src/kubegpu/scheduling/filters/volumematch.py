@@ -20,7 +20,7 @@ from kubegpu.model.objects import NodeSelectorRequirement, NodeSelectorTerm
 from kubegpu.model.quantity import resource_amount
 from kubegpu.model.selectors import selector_matches
 from kubegpu.scheduling.filters.volumes import claim_class
-from kubegpu.scheduling.labels import LabelIndex
+from kubegpu.model.labelindex import LabelIndex
 
 MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
 # in-tree plugin -> (PV source field, CSI driver's zone topology key)

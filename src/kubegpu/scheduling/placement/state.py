@@ -1,7 +1,7 @@
 """Mutable columnar cluster state for placement: what is free where, per node and per GPU device.
 
 Placement policies score every node for one task with numpy, so the state is a set of arrays
-with the node axis first (the NodeTable layout, but mutable). Each node also carries a
+with the node axis first (the NodeTable layout, its allocatable columns shared, the free ones mutable). Each node also carries a
 `version` counter that changes whenever something is placed on or removed from it, so a
 policy can cache node-local scores and recompute only the nodes that changed.
 """
@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from kubegpu.model.nodetable import NodeTable, take_rows
 from kubegpu.scheduling.fit import fits_amounts, fits_devices
 from kubegpu.scheduling.nodeready import table_takes_new_pods
 from kubegpu.scheduling.placement.task import Placement, Task
@@ -80,8 +81,9 @@ class PlacementState:
 
     # ---- constructors -------------------------------------------------------------------
     @classmethod
-    def from_node_table(cls, table: Any, *, placed: Iterable[tuple[int, Task]] = ()) -> PlacementState:
-        """Build from a `kubegpu.model.nodetable.NodeTable` (physical GPUs, per-device milli).
+    def from_node_table(cls, table: NodeTable, *, placed: Iterable[tuple[int, Task]] = ()) -> PlacementState:
+        """Build from a NodeTable (physical GPUs, per-device milli): the allocatable columns,
+        GPU devices and models are the table's own read-only arrays, only the free amounts are new.
 
         `schedulable` is the one readiness rule (`scheduling.nodeready`): neither cordoned nor NotReady.
 
@@ -118,14 +120,13 @@ class PlacementState:
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         n = self.n_nodes
         other = object.__new__(PlacementState)
+        per_node = {}
         for key, value in self.__dict__.items():
-            if isinstance(value, np.ndarray) and value.shape[:1] == (n,):
-                value = value[idx]  # fancy indexing copies
-            elif isinstance(value, (list, dict)):
-                value = value.copy()
-            other.__dict__[key] = value
-        other.names = [self.names[i] for i in idx.tolist()]
-        other.pool = [self.pool[i] for i in idx.tolist()]
+            if key in ("names", "pool") or (isinstance(value, np.ndarray) and value.shape[:1] == (n,)):
+                per_node[key] = value
+            else:
+                other.__dict__[key] = value.copy() if isinstance(value, (list, dict)) else value
+        other.__dict__.update(take_rows(per_node, idx))
         other._model_masks = {}
         other.uid = next(_STATE_IDS)
         if empty:
