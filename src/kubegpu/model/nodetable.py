@@ -245,7 +245,8 @@ def _devices(state: ClusterState, nodes: list[Node], physical: list[int], bound:
         if physical[i]:
             before = dev_used[i].copy()
             place_on_devices(dev_used[i], dev_total[i], state.gpu_demand(pod, nodes[i].name))
-            pod_devices[pod.key] = dev_used[i] - before
+            held = pod_devices[pod.key] = dev_used[i] - before
+            held.flags.writeable = False
     return dev_total, dev_used, pod_devices
 
 
