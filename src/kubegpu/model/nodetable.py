@@ -157,14 +157,20 @@ class NodeTable:
         codes.flags.writeable = False
         return names, codes
 
+    @cached_property
+    def row_pods(self) -> list[np.ndarray]:
+        """Per row, the indices of its bound pods (into `bound_pods`, ascending)."""
+        order = np.argsort(self.bound_node, kind="stable")
+        order.flags.writeable = False
+        bounds = np.searchsorted(self.bound_node[order], np.arange(self.n + 1))
+        return [order[bounds[i]:bounds[i + 1]] for i in range(self.n)]
+
     # ------------------------------------------------------------ rows
     def take(self, rows: Any) -> "NodeTable":
         """A table of the rows `rows` (indices, in that order, repeats allowed): every per-node
         column taken along, and the bound pods of those rows (a repeated row repeats its pods)."""
         idx = np.asarray(rows, dtype=np.int64).reshape(-1)
-        order = np.argsort(self.bound_node, kind="stable")
-        bounds = np.searchsorted(self.bound_node[order], np.arange(self.n + 1))
-        keep = [order[bounds[i]:bounds[i + 1]] for i in idx.tolist()]
+        keep = [self.row_pods[i] for i in idx.tolist()]
         slots = np.concatenate(keep) if keep else np.zeros(0, dtype=np.int64)
         pods = [self.bound_pods[s] for s in slots.tolist()]
         return NodeTable(

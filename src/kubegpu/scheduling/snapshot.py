@@ -118,10 +118,7 @@ class SchedulingSnapshot:
                     aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution:
                 self.pod_anti[k] = True
             self.slot[p.key] = k
-        order = np.argsort(node_idx, kind="stable")
-        bounds = np.searchsorted(node_idx[order], np.arange(len(self.nodes) + 1))
-        for i in range(len(self.nodes)):
-            self.node_slots[i] = tuple(order[bounds[i]:bounds[i + 1]].tolist())
+        self.node_slots = [tuple(slots.tolist()) for slots in table.row_pods]  # slot k holds bound pod k
 
     def gpu_room(self, info: PodInfo, requested: np.ndarray | None = None) -> np.ndarray:
         """int[n]: free units of the GPU resources the pod asks for (whole, shared, MIG), summed.
@@ -222,7 +219,7 @@ class SchedulingSnapshot:
         del self.slot[key]
 
     def copy(self) -> "SchedulingSnapshot":
-        """An independent what-if copy (labels, taints and the ClusterState are shared, read-only)."""
+        """An independent what-if copy (the NodeTable's columns and the ClusterState are shared, read-only)."""
         new = object.__new__(SchedulingSnapshot)
         new.__dict__.update(self.__dict__)
         new.derived = {}
