@@ -12,6 +12,7 @@ from sched_builders import cluster, node, pod
 from kubegpu.defrag.problem import build_problem
 from kubegpu.fragmentation.cluster import cluster_placement
 from kubegpu.model.nodetable import PER_NODE, NodeTable
+from kubegpu.scheduling.nodeready import not_ready_untainted, table_not_ready_untainted
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 
 FPGA = "example.com/fpga"
@@ -103,3 +104,21 @@ def test_take_is_every_column_at_those_rows(rows):
     np.add.at(summed, sub.bound_node, sub.bound_vec)
     assert summed.tolist() == sub.requested.tolist()  # each row's pods, and only those
     assert all(sub.names[r] == p.spec.node_name for p, r in zip(sub.bound_pods, sub.bound_node.tolist()))
+
+
+def _node(name, *, ready=True, taint=None):
+    n = node(name, taints=[taint] if taint else None)
+    n["status"]["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
+    return n
+
+
+def test_not_ready_untainted_column_is_the_per_node_rule():
+    not_ready_taint = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
+    st = cluster(_node("ok"), _node("bare", ready=False), _node("tainted", ready=False, taint=not_ready_taint),
+                 _node("same-taint-ready", taint=not_ready_taint),
+                 _node("unreachable", ready=False, taint={"key": "node.kubernetes.io/unreachable",
+                                                          "effect": "NoExecute"}),
+                 _node("prefer", ready=False, taint={"key": "node.kubernetes.io/not-ready",
+                                                     "effect": "PreferNoSchedule"}))
+    column = table_not_ready_untainted(NodeTable.from_cluster(st))
+    assert column.tolist() == [not_ready_untainted(n) for n in st.nodes] == [False, True, False, False, False, True]
