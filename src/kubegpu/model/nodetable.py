@@ -123,10 +123,6 @@ class NodeTable:
         """Free milli-GPU per node."""
         return self.dev_free.sum(axis=1)
 
-    def index(self, name: str) -> int:
-        """The row of node `name` (KeyError when absent)."""
-        return self.rows_of[name]
-
     @cached_property
     def labels(self) -> LabelIndex:
         """Node labels as columns (node selectors and affinity match over them), built on first use."""
