@@ -184,8 +184,8 @@ class NodeTable:
         names = [node.name for node in nodes]
         rows_of = {name: i for i, name in enumerate(names)}
         n = len(nodes)
-        scalars = sorted({r for a in state.allocatable.values() for r in a if is_scalar_resource(r)}
-                         | {r for q in state.requests.values() for r in q if is_scalar_resource(r)})
+        named = set().union(*state.allocatable.values(), *state.requests.values())
+        scalars = sorted(r for r in named if is_scalar_resource(r))
         resources = (*CORE_RESOURCES, *scalars)
         column = {r: j for j, r in enumerate(resources)}
         alloc = np.zeros((n, len(resources)), dtype=np.int64)
@@ -200,12 +200,16 @@ class NodeTable:
         bound = [p for p in state.pods if p.spec.node_name in rows_of and not p.is_terminal]
         m = len(bound)
         bound_node = np.fromiter((rows_of[p.spec.node_name] for p in bound), dtype=np.int32, count=m)
-        bound_vec = np.zeros((m, len(resources)), dtype=np.int64)
+        at_pod, at_col, amounts = [], [], []  # one scatter, not an array store per request
         for k, p in enumerate(bound):
             for name, amount in state.pod_requests(p).items():
                 j = column.get(name)
                 if j is not None:
-                    bound_vec[k, j] = amount
+                    at_pod.append(k)
+                    at_col.append(j)
+                    amounts.append(amount)
+        bound_vec = np.zeros((m, len(resources)), dtype=np.int64)
+        bound_vec[at_pod, at_col] = amounts
         requested = np.zeros_like(alloc)
         np.add.at(requested, bound_node, bound_vec)
 
