@@ -13,6 +13,7 @@ devices first, shares go best-fit onto the fullest device they fit. Totals are e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
@@ -30,7 +31,7 @@ from kubegpu.model.resources import CORE_RESOURCES, is_scalar_resource
 CPU, MEMORY = CORE_RESOURCES.index("cpu"), CORE_RESOURCES.index("memory")
 # the per-node fields `take` carries along (node axis first)
 PER_NODE = ("nodes", "names", "alloc", "requested", "pods_alloc", "pods_used", "gpu_count", "dev_total",
-            "dev_used", "gpu_model", "cordoned", "not_ready", "pool")
+            "gpu_model", "cordoned", "not_ready", "pool")
 
 
 def take_rows(columns: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
@@ -51,8 +52,9 @@ class NodeTable:
     (`bound_node`) and request vector (`bound_vec`); `requested` is their sum per row.
     GPUs are in milli-GPU per physical device (padding devices have total 0). `cordoned` and
     `not_ready` are the two facts the one readiness rule (`scheduling.nodeready`) combines;
-    `pod_devices` is the one device packing (`place_on_devices`) every reader of "which device a
-    pod holds" uses. The arrays are read-only: a what-if copies what it changes.
+    `dev_used` and `pod_devices` are the one device packing (`place_on_devices`) every reader of
+    "which device a pod holds" uses; it is made on first read (`pack`), since the scheduling core
+    never reads it. The arrays are read-only: a what-if copies what it changes.
     """
 
     nodes: list[Node]
@@ -67,13 +69,12 @@ class NodeTable:
     bound_vec: np.ndarray        # int64[m, R]
     gpu_count: np.ndarray
     dev_total: np.ndarray
-    dev_used: np.ndarray
     gpu_model: np.ndarray
     gpu_models: list[str]
     cordoned: np.ndarray         # bool[n]: spec.unschedulable
     not_ready: np.ndarray        # bool[n]: a Ready condition that is False or Unknown
     pool: list[str]
-    pod_devices: dict[str, np.ndarray] = field(default_factory=dict)  # bound pod -> milli-GPU per device
+    pack: Callable[[], tuple[np.ndarray, dict[str, np.ndarray]]] = field(repr=False)  # -> (dev_used, pod_devices)
     rows_of: dict[str, int] = field(default_factory=dict, init=False, repr=False)  # node name -> row
     column: dict[str, int] = field(default_factory=dict, init=False, repr=False)   # resource -> column
 
@@ -113,6 +114,22 @@ class NodeTable:
     @property
     def mem_used(self) -> np.ndarray:
         return self.requested[:, MEMORY]
+
+    @cached_property
+    def _packing(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        used, held = self.pack()
+        used.flags.writeable = False
+        return used, held
+
+    @property
+    def dev_used(self) -> np.ndarray:
+        """int32[n, D]: milli-GPU in use per device."""
+        return self._packing[0]
+
+    @property
+    def pod_devices(self) -> dict[str, np.ndarray]:
+        """Bound GPU pod -> milli-GPU it holds per device of its node."""
+        return self._packing[1]
 
     @property
     def dev_free(self) -> np.ndarray:
@@ -169,12 +186,16 @@ class NodeTable:
         keep = [self.row_pods[i] for i in idx.tolist()]
         slots = np.concatenate(keep) if keep else np.zeros(0, dtype=np.int64)
         pods = [self.bound_pods[s] for s in slots.tolist()]
+
+        def pack() -> tuple[np.ndarray, dict[str, np.ndarray]]:
+            held = self.pod_devices
+            return self.dev_used[idx], {p.key: held[p.key] for p in pods if p.key in held}
+
         return NodeTable(
             **take_rows({name: getattr(self, name) for name in PER_NODE}, idx),
             resources=self.resources, gpu_models=list(self.gpu_models), bound_pods=pods,
             bound_node=np.repeat(np.arange(len(idx), dtype=np.int32), [len(k) for k in keep]),
-            bound_vec=self.bound_vec[slots],
-            pod_devices={p.key: self.pod_devices[p.key] for p in pods if p.key in self.pod_devices})
+            bound_vec=self.bound_vec[slots], pack=pack)
 
     # ------------------------------------------------------------ build
     @classmethod
@@ -214,7 +235,9 @@ class NodeTable:
         np.add.at(requested, bound_node, bound_vec)
 
         physical = [state.node_gpus[name].physical for name in names]
-        dev_total, dev_used, pod_devices = _devices(state, nodes, physical, bound, bound_node)
+        dev_total = np.zeros((n, max(physical, default=0)), dtype=np.int32)
+        for i, count in enumerate(physical):
+            dev_total[i, :count] = MILLI
         gpu_models: list[str] = []
         gpu_model = np.full(n, -1, dtype=np.int32)
         for i, node in enumerate(nodes):
@@ -229,31 +252,29 @@ class NodeTable:
             nodes=nodes, names=names, resources=resources, alloc=alloc, requested=requested,
             pods_alloc=pods_alloc, pods_used=np.bincount(bound_node, minlength=n).astype(np.int64),
             bound_pods=bound, bound_node=bound_node, bound_vec=bound_vec,
-            gpu_count=np.asarray(physical, dtype=np.int32), dev_total=dev_total, dev_used=dev_used,
+            gpu_count=np.asarray(physical, dtype=np.int32), dev_total=dev_total,
             gpu_model=gpu_model, gpu_models=gpu_models,
             cordoned=np.asarray([bool(node.spec.unschedulable) for node in nodes], dtype=bool),
             not_ready=np.asarray([node.reports_not_ready for node in nodes], dtype=bool),
-            pool=[node_pool(node) for node in nodes], pod_devices=pod_devices)
+            pool=[node_pool(node) for node in nodes],
+            pack=lambda: _pack_devices(state, names, dev_total, bound, bound_node))
 
 
-def _devices(state: ClusterState, nodes: list[Node], physical: list[int], bound: list[Pod],
-             bound_node: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-    """(dev_total, dev_used, pod -> milli-GPU per device): bound pods packed onto their node's
-    devices in state order (`place_on_devices`)."""
-    n, width = len(nodes), max(physical, default=0)
-    dev_total = np.zeros((n, width), dtype=np.int32)
-    dev_used = np.zeros((n, width), dtype=np.int32)
-    for i, count in enumerate(physical):
-        dev_total[i, :count] = MILLI
+def _pack_devices(state: ClusterState, names: list[str], dev_total: np.ndarray, bound: list[Pod],
+                  bound_node: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(dev_used, pod -> milli-GPU per device): bound pods packed onto their node's devices in
+    state order (`place_on_devices`)."""
+    dev_used = np.zeros(dev_total.shape, dtype=np.int32)
+    physical = (dev_total > 0).any(axis=1)
     pod_devices: dict[str, np.ndarray] = {}
     for k, pod in enumerate(bound):
         i = int(bound_node[k])
         if physical[i]:
             before = dev_used[i].copy()
-            place_on_devices(dev_used[i], dev_total[i], state.gpu_demand(pod, nodes[i].name))
+            place_on_devices(dev_used[i], dev_total[i], state.gpu_demand(pod, names[i]))
             held = pod_devices[pod.key] = dev_used[i] - before
             held.flags.writeable = False
-    return dev_total, dev_used, pod_devices
+    return dev_used, pod_devices
 
 
 def place_on_devices(used: np.ndarray, total: np.ndarray, demand: GpuDemand) -> None:
