@@ -61,5 +61,5 @@ def not_ready_untainted(node: Node) -> bool:
 def table_not_ready_untainted(table: Any) -> np.ndarray:
     """bool[n]: `not_ready_untainted` over a NodeTable (`not_ready` column, taints once per distinct set)."""
     sets, group = table.taint_groups
-    tainted = np.asarray([has_condition_taint(s) for s in sets] + [False], dtype=bool)
+    tainted = np.asarray([has_condition_taint(s) for s in sets], dtype=bool)
     return np.asarray(table.not_ready, dtype=bool) & ~tainted[group]

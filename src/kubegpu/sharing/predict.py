@@ -88,8 +88,7 @@ def _admitting_nodes(table: NodeTable, pod: Pod) -> np.ndarray:
     """Nodes the pod's nodeSelector, required node affinity and tolerations admit (the filters'
     own rules; taints evaluated once per distinct taint set, not per node)."""
     sets, group = table.taint_groups
-    tolerated = np.asarray([first_untolerated(taints, pod.spec.tolerations) is None for taints in sets] + [False],
-                           dtype=bool)
+    tolerated = np.asarray([first_untolerated(taints, pod.spec.tolerations) is None for taints in sets], dtype=bool)
     return node_affinity_mask(pod, table.labels) & tolerated[group]
 
 

@@ -1,9 +1,10 @@
 """Mutable columnar cluster state for placement: what is free where, per node and per GPU device.
 
 Placement policies score every node for one task with numpy, so the state is a set of arrays
-with the node axis first (the NodeTable layout, its allocatable columns shared, the free ones mutable). Each node also carries a
-`version` counter that changes whenever something is placed on or removed from it, so a
-policy can cache node-local scores and recompute only the nodes that changed.
+with the node axis first (the NodeTable layout: its allocatable columns shared, the free ones
+mutable). Each node also carries a `version` counter that changes whenever something is placed
+on or removed from it, so a policy can cache node-local scores and recompute only the nodes that
+changed.
 """
 
 from __future__ import annotations
