@@ -13,8 +13,9 @@ devices first, shares go best-fit onto the fullest device they fit. Totals are e
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import InitVar, dataclass, field, fields
 from functools import cached_property
 from typing import Any
 
@@ -74,11 +75,17 @@ class NodeTable:
     cordoned: np.ndarray         # bool[n]: spec.unschedulable
     not_ready: np.ndarray        # bool[n]: a Ready condition that is False or Unknown
     pool: list[str]
-    pack: Callable[[], tuple[np.ndarray, dict[str, np.ndarray]]] = field(repr=False)  # -> (dev_used, pod_devices)
+    pack: InitVar[Callable[[], tuple[np.ndarray, dict[str, np.ndarray]]]]  # -> (dev_used, pod_devices), run once
     rows_of: dict[str, int] = field(default_factory=dict, init=False, repr=False)  # node name -> row
     column: dict[str, int] = field(default_factory=dict, init=False, repr=False)   # resource -> column
+    _recipe: list = field(default_factory=list, init=False, repr=False)  # [pack] until the packing is made
+    _packed: list = field(default_factory=list, init=False, repr=False)  # [(dev_used, pod_devices)] after
+    _pack_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, pack: Callable[[], tuple[np.ndarray, dict[str, np.ndarray]]]) -> None:
+        # the recipe is dropped once run: it refers to the state, which refers to this table
+        # (`ClusterState.derived`), and a cycle would leave the whole state to the cyclic GC
+        self._recipe.append(pack)
         object.__setattr__(self, "rows_of", {name: i for i, name in enumerate(self.names)})
         object.__setattr__(self, "column", {r: j for j, r in enumerate(self.resources)})
         for f in fields(self):
@@ -115,21 +122,25 @@ class NodeTable:
     def mem_used(self) -> np.ndarray:
         return self.requested[:, MEMORY]
 
-    @cached_property
     def _packing(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        used, held = self.pack()
-        used.flags.writeable = False
-        return used, held
+        packed = self._packed
+        if not packed:
+            with self._pack_lock:
+                if not packed:
+                    used, held = self._recipe.pop()()
+                    used.flags.writeable = False
+                    packed.append((used, held))
+        return packed[0]
 
     @property
     def dev_used(self) -> np.ndarray:
         """int32[n, D]: milli-GPU in use per device."""
-        return self._packing[0]
+        return self._packing()[0]
 
     @property
     def pod_devices(self) -> dict[str, np.ndarray]:
         """Bound GPU pod -> milli-GPU it holds per device of its node."""
-        return self._packing[1]
+        return self._packing()[1]
 
     @property
     def dev_free(self) -> np.ndarray:
