@@ -212,9 +212,7 @@ def gpu_workloads(state: ClusterState) -> list[GpuWorkload]:
             continue
         groups[(obj.kind, obj.namespace, obj.name)] = GpuWorkload(
             kind=obj.kind, namespace=obj.namespace, name=obj.name, obj=obj, templates=templates)
-    for pod in state.pods:
-        if pod.is_terminal:
-            continue
+    for pod in state.live_pods:
         top = state.top_controller(pod)
         key = (top[0], pod.namespace, top[1]) if top else ("Pod", pod.namespace, pod.name)
         group = groups.get(key)
@@ -244,11 +242,9 @@ def gpu_workloads(state: ClusterState) -> list[GpuWorkload]:
 
 def all_pod_templates(state: ClusterState) -> Iterator[tuple[str, PodTemplate]]:
     """(owner kind, template) for every pod and every controller/CRD template in the state."""
-    for pod in state.pods:
-        if not pod.is_terminal:
-            top = state.top_controller(pod)
-            yield (top[0] if top else "Pod"), PodTemplate(labels=pod.labels, annotations=pod.annotations,
-                                                           spec=pod.spec)
+    for pod in state.live_pods:
+        top = state.top_controller(pod)
+        yield (top[0] if top else "Pod"), PodTemplate(labels=pod.labels, annotations=pod.annotations, spec=pod.spec)
     for obj in state.objects:
         if _is_controller(obj):
             for t in controller_templates(obj):

@@ -44,7 +44,7 @@ def pod_task(cluster: ClusterState, pod) -> Task:
 
 def cluster_tasks(cluster: ClusterState, scope: NamespaceScope = NamespaceScope()) -> list[Task]:
     """Every non-terminal pod of the cluster (of the scope's namespace) as a task."""
-    return [pod_task(cluster, p) for p in cluster.pods if not p.is_terminal and scope.includes(p.namespace)]
+    return [pod_task(cluster, p) for p in cluster.live_pods if scope.includes(p.namespace)]
 
 
 def cluster_placement(cluster: ClusterState, table: NodeTable | None = None) -> PlacementState:
