@@ -50,10 +50,20 @@ def cluster_tasks(cluster: ClusterState, scope: NamespaceScope = NamespaceScope(
 def cluster_placement(cluster: ClusterState, table: NodeTable | None = None) -> PlacementState:
     """The cluster as a mutable placement state, with the request classes of the running pods."""
     table = table if table is not None else NodeTable.from_cluster(cluster)
+    return PlacementState.from_node_table(table, placed=_placed(cluster, table))
+
+
+def _placed(cluster: ClusterState, table: NodeTable) -> list[tuple[int, Task]]:
+    """(row in `table`, task) of every running pod; remembered on the state for the last table asked
+    (doctor's frag section and the defrag preview's report of the cluster as it stands share one)."""
+    known = cluster.derived.get("fragmentation.placed")
+    if known is not None and known[0] is table:
+        return known[1]
     index = {name: i for i, name in enumerate(table.names)}
     placed = [(index[p.spec.node_name], pod_task(cluster, p)) for node_pods in cluster.pods_by_node.values()
               for p in node_pods if p.spec.node_name in index]
-    return PlacementState.from_node_table(table, placed=placed)
+    cluster.derived["fragmentation.placed"] = (table, placed)  # the entry keeps the table: its id is not reused
+    return placed
 
 
 def cluster_mix(cluster: ClusterState, scope: NamespaceScope = NamespaceScope()) -> ShapeMix:
