@@ -30,15 +30,15 @@ def demand_task(requests: dict[str, int], demand: GpuDemand, name: str) -> Task:
 def pod_task(cluster: ClusterState, pod) -> Task:
     """A pod as a placement task (CPU milli, memory bytes, physical GPU demand).
 
-    Remembered per (pod, node) on the state (`ClusterState.derived`): doctor's frag section, the
-    defrag preview's before/after reports and the audit ask again for the same pods."""
+    Remembered per pod on the state (`ClusterState.derived`): doctor's frag section, the defrag
+    preview's before/after reports and the audit ask again for the same pods. A pod is not changed in
+    place (a pod moved elsewhere is a new object), so its id names its node too."""
     memo: dict = cluster.derived.setdefault("fragmentation.pod_task", {})
-    key = (id(pod), pod.spec.node_name)
-    found = memo.get(key)
+    found = memo.get(id(pod))
     if found is not None and found[0] is pod:
         return found[1]
     task = Task.from_demand(cluster.pod_requests(pod), cluster.gpu_demand(pod), pod.key)
-    memo[key] = (pod, task)  # the entry keeps the pod, so its id is not reused
+    memo[id(pod)] = (pod, task)  # the entry keeps the pod, so its id is not reused
     return task
 
 
