@@ -85,3 +85,22 @@ def test_models_section_when_the_snapshot_has_a_model_cache(tmp_path):
     assert run("doctor", "--snapshot", str(snap), "-o", "html", "--file", str(html)).returncode == 0
     assert "<h2>Model caches</h2>" in html.read_text() and "llama-3-8b" in html.read_text()
     assert "models" not in json.loads(run("doctor", "--demo", "-o", "json", "--section", "models").stdout)["sections"]
+
+
+
+def test_the_collector_is_back_on_after_the_report():
+    # doctor builds its report with the cyclic GC paused (a one-shot command); it must not stay off
+    import gc
+
+    from click.testing import CliRunner
+
+    from kubegpu.cli.main import cli
+
+    assert gc.isenabled()
+    try:
+        r = CliRunner().invoke(cli, ["doctor", "--demo", "-o", "json", "--section", "status"], catch_exceptions=False)
+    finally:
+        enabled = gc.isenabled()
+        gc.enable()
+    assert enabled and r.exit_code == 0
+    assert json.loads(r.output)["sections"]["status"]["totals"]["nodes"] == 40

@@ -22,3 +22,18 @@ def test_preview_plans_for_the_largest_pending_gpu_pod():
 def test_preview_without_pending_gpu_pods():
     preview = defrag_preview(cluster(fragmented(2, 8, 1)))
     assert not preview.feasible and preview.target is None and "no pending GPU pod" in preview.message
+
+
+def test_preview_plans_as_defrag_does_without_a_standing_per_pod():
+    # the preview shows moves and fragmentation only: the same plan as `kubegpu defrag --for`, no standings asked
+    from kubegpu.defrag.plan import Goal
+    from kubegpu.defrag.planner import plan_defrag
+
+    st = cluster(fragmented(4, 8, 1) + [pod("big", None, 4, kind="Job", controller="big")])
+    full = plan_defrag(st, Goal(kind="pod", pod="ml/big"))
+    bare = plan_defrag(st, Goal(kind="pod", pod="ml/big"), standings=False)
+    assert full.pods and bare.pods == []
+    assert [(m.pod, m.from_, m.to) for m in bare.moves] == [(m.pod, m.from_, m.to) for m in full.moves]
+    assert (bare.before, bare.after) == (full.before, full.after) and bare.feasible == full.feasible
+    preview = defrag_preview(st)
+    assert [(m.pod, m.from_, m.to) for m in preview.moves] == [(m.pod, m.from_, m.to) for m in full.moves]

@@ -212,9 +212,7 @@ def gpu_workloads(state: ClusterState) -> list[GpuWorkload]:
             continue
         groups[(obj.kind, obj.namespace, obj.name)] = GpuWorkload(
             kind=obj.kind, namespace=obj.namespace, name=obj.name, obj=obj, templates=templates)
-    for pod in state.pods:
-        if pod.is_terminal:
-            continue
+    for pod in state.live_pods:
         top = state.top_controller(pod)
         key = (top[0], pod.namespace, top[1]) if top else ("Pod", pod.namespace, pod.name)
         group = groups.get(key)
@@ -225,6 +223,11 @@ def gpu_workloads(state: ClusterState) -> list[GpuWorkload]:
     out = []
     for group in groups.values():
         from_pods = not group.templates
+        # templates made from the group's own pods count as those pods: their requests are parsed already
+        declared = 0 if from_pods else max(spec_gpu_count(t.spec) for t in group.templates)
+        group.gpus_per_pod = max(declared, max((state.gpu_demand(p).num_gpu for p in group.pods), default=0))
+        if group.gpus_per_pod <= 0:
+            continue  # not a GPU workload: no templates made for it (most groups of a big cluster are CPU pods)
         if from_pods:
             seen: set[tuple] = set()
             for pod in group.pods:
@@ -233,22 +236,15 @@ def gpu_workloads(state: ClusterState) -> list[GpuWorkload]:
                     seen.add(shape)
                     group.templates.append(PodTemplate(labels=pod.labels, annotations=pod.annotations,
                                                        spec=pod.spec, replicas=1))
-        # templates made from the group's own pods count as those pods: their requests are parsed already
-        counts = [] if from_pods else [spec_gpu_count(t.spec) for t in group.templates]
-        counts += [state.gpu_demand(p).num_gpu for p in group.pods]
-        group.gpus_per_pod = max(counts, default=0)
-        if group.gpus_per_pod > 0:
-            out.append(group)
+        out.append(group)
     return out
 
 
 def all_pod_templates(state: ClusterState) -> Iterator[tuple[str, PodTemplate]]:
     """(owner kind, template) for every pod and every controller/CRD template in the state."""
-    for pod in state.pods:
-        if not pod.is_terminal:
-            top = state.top_controller(pod)
-            yield (top[0] if top else "Pod"), PodTemplate(labels=pod.labels, annotations=pod.annotations,
-                                                           spec=pod.spec)
+    for pod in state.live_pods:
+        top = state.top_controller(pod)
+        yield (top[0] if top else "Pod"), PodTemplate(labels=pod.labels, annotations=pod.annotations, spec=pod.spec)
     for obj in state.objects:
         if _is_controller(obj):
             for t in controller_templates(obj):

@@ -65,7 +65,7 @@ def defrag_preview(state: ClusterState, *, time_limit: float = 5.0, among: Colle
         return DefragPreview(message="no pending GPU pod: nothing to make room for")
     try:
         plan = plan_defrag(state, Goal(kind="pod", pod=pod.key), milp_time_limit=time_limit, pod=pod,
-                           table=table)
+                           table=table, standings=False)  # the preview shows moves, not every pod's standing
     except KubegpuError as err:
         return DefragPreview(target=pod.key, gpus=gpus, message=f"not planned: {err}")
     target = plan.goal.gang or pod.key

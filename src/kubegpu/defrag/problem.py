@@ -189,7 +189,7 @@ def build_problem(state: ClusterState, *, policy: EvictionPolicy = EvictionPolic
     free = snap.alloc - snap.requested
     pods_free = snap.allowed_pods - snap.pod_count
     groups = move_groups(state, gangs)
-    bound = [p for p in state.pods if p.spec.node_name in snap.index and not p.is_terminal]
+    bound = [p for p in state.live_pods if p.spec.node_name in snap.index]
     ledger = BudgetLedger(state)
     standing = classify(state, bound, gangs=groups, beneficiary_priority=beneficiary_priority, policy=policy,
                         budget_reason=ledger.exhausted_reason)

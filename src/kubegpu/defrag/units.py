@@ -45,8 +45,8 @@ def move_groups(state: ClusterState, gangs=None) -> dict[str, str]:
         for pod in gang.bound:
             groups[gang.key].append(pod.key)
     claimed = {k for keys in groups.values() for k in keys}
-    for pod in state.pods:
-        if not pod.is_bound or pod.is_terminal or pod.key in claimed:
+    for pod in state.live_pods:
+        if not pod.is_bound or pod.key in claimed:
             continue
         key = _cofailing_key(pod)
         if key is not None:

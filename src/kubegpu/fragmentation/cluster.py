@@ -30,28 +30,38 @@ def demand_task(requests: dict[str, int], demand: GpuDemand, name: str) -> Task:
 def pod_task(cluster: ClusterState, pod) -> Task:
     """A pod as a placement task (CPU milli, memory bytes, physical GPU demand).
 
-    Remembered per (pod, node) on the state (`ClusterState.derived`): doctor's frag section, the
-    defrag preview's before/after reports and the audit ask again for the same pods."""
+    Remembered per pod on the state (`ClusterState.derived`): doctor's frag section, the defrag
+    preview's before/after reports and the audit ask again for the same pods. A pod is not changed in
+    place (a pod moved elsewhere is a new object), so its id names its node too."""
     memo: dict = cluster.derived.setdefault("fragmentation.pod_task", {})
-    key = (id(pod), pod.spec.node_name)
-    found = memo.get(key)
+    found = memo.get(id(pod))
     if found is not None and found[0] is pod:
         return found[1]
     task = Task.from_demand(cluster.pod_requests(pod), cluster.gpu_demand(pod), pod.key)
-    memo[key] = (pod, task)  # the entry keeps the pod, so its id is not reused
+    memo[id(pod)] = (pod, task)  # the entry keeps the pod, so its id is not reused
     return task
 
 
 def cluster_tasks(cluster: ClusterState, scope: NamespaceScope = NamespaceScope()) -> list[Task]:
     """Every non-terminal pod of the cluster (of the scope's namespace) as a task."""
-    return [pod_task(cluster, p) for p in cluster.pods if not p.is_terminal and scope.includes(p.namespace)]
+    return [pod_task(cluster, p) for p in cluster.live_pods if scope.includes(p.namespace)]
 
 
 def cluster_placement(cluster: ClusterState, table: NodeTable | None = None) -> PlacementState:
     """The cluster as a mutable placement state, with the request classes of the running pods."""
     table = table if table is not None else NodeTable.from_cluster(cluster)
+    return PlacementState.from_node_table(table, placed=_placed(cluster, table))
+
+
+def _placed(cluster: ClusterState, table: NodeTable) -> list[tuple[int, Task]]:
+    """(row in `table`, task) of every running pod the table holds; remembered on the state for the last
+    table asked (doctor's frag section and the defrag preview's report of the cluster as it stands share one)."""
+    known = cluster.derived.get("fragmentation.placed")
+    if known is not None and known[0] is table:
+        return known[1]
     placed = [(row, pod_task(cluster, p)) for row, p in zip(table.bound_node.tolist(), table.bound_pods)]
-    return PlacementState.from_node_table(table, placed=placed)
+    cluster.derived["fragmentation.placed"] = (table, placed)  # the entry keeps the table: its id is not reused
+    return placed
 
 
 def cluster_mix(cluster: ClusterState, scope: NamespaceScope = NamespaceScope()) -> ShapeMix:

@@ -54,8 +54,8 @@ def workload_pods(state: ClusterState) -> dict[tuple[str, str, str], list[Pod]]:
     """Running pods by (kind, namespace, name) of their outermost controller, in pod order: one pass
     over the pods for every finding (not one per finding)."""
     out: dict[tuple[str, str, str], list[Pod]] = defaultdict(list)
-    for pod in state.pods:
-        if pod.is_bound and not pod.is_terminal:
+    for pod in state.live_pods:
+        if pod.is_bound:
             top = state.top_controller(pod)
             if top is not None:
                 out[(top[0], pod.namespace, top[1])].append(pod)

@@ -103,9 +103,7 @@ def find_gangs(state: ClusterState) -> dict[str, Gang]:
 
 def _gangs_of(state: ClusterState) -> dict[str, Gang]:
     gangs: dict[str, Gang] = {}
-    for pod in state.pods:
-        if pod.is_terminal:
-            continue
+    for pod in state.live_pods:
         marker = gang_marker(pod)
         if marker is None:
             continue

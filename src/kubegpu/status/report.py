@@ -78,13 +78,14 @@ def cluster_status(state: ClusterState, table: NodeTable | None = None,
         total = int(t.dev_total[i].sum())
         used = int(t.dev_used[i].sum())
         pods = [p for p in state.pods_by_node.get(node.name, []) if scope.includes(p.namespace)]
-        held = sum(state.gpu_demand(p, node.name).total_milli for p in pods)
+        demands = [state.gpu_demand(p, node.name) for p in pods]
+        held = sum(d.total_milli for d in demands)
         rows.append(NodeStatusRow(
             name=node.name, pool=t.pool[i], gpu_model=info.model if info.physical else None,
             gpus=GpuCounts(total=gpu_number(total), allocated=gpu_number(used), free=gpu_number(total - used)),
             sharing=info.sharing, schedulable=bool(takes[i]), ready=node.is_ready,
             pods=len(pods),
-            gpu_pods=sorted(p.key for p in pods if state.gpu_demand(p, node.name).is_gpu),
+            gpu_pods=sorted(p.key for p, d in zip(pods, demands) if d.is_gpu),
             cpu=_counts(int(t.cpu_alloc[i]), int(t.cpu_used[i]), 1000.0),
             memory_gib=_counts(int(t.mem_alloc[i]), int(t.mem_used[i]), float(2**30)),
             replicas=info.replicas, advertised=info.advertised,

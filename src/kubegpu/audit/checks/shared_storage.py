@@ -37,9 +37,7 @@ def shared_model_volume(ctx: AuditContext) -> Iterator[Hit]:
     roles = {p.key: w.role for w in ctx.workloads for p in w.pods}
     users: dict[str, list[str]] = defaultdict(list)
     backends: dict[str, VolumeBackend] = {}
-    for pod in ctx.state.pods:
-        if pod.is_terminal:
-            continue
+    for pod in ctx.state.live_pods:
         for b in pod_backends(ctx.state, pod):
             paths = [m.mount_path for c in pod.spec.containers for m in c.volume_mounts if m.name == b.volume]
             if b.network_fs and b.shared and _is_model_mount(roles.get(pod.key, "other"), b.volume, b.ref, paths):
