@@ -13,7 +13,7 @@ from kubegpu.scheduling.placement.task import Placement, Task
 from kubegpu.simulate.engine import Engine
 from kubegpu.simulate.workload import Job, Selector
 
-from .scenario_helpers import scenario
+from .scenario_helpers import run, scenario
 
 GIB = 1 << 30
 POOL = Selector((("pool", "gpu"),))
@@ -128,3 +128,61 @@ def test_one_plan_per_waiting_shape_and_none_again_until_the_cluster_changes():
     e.runs[0].status = "done"
     lay.round(1500.0)
     assert lay.rebalancer.plans_made == 2
+
+
+def test_a_pending_gang_gets_a_host_for_every_member():
+    # a 2-pod gang of 4-GPU pods (all-or-nothing): nodes 0 and 1 each hold one movable pod, node 2 has room for both
+    running = [(job("sweep0", 1), 0, (0,), 0.0), (job("sweep1", 1), 1, (0,), 0.0),
+               (job("pinned0", 2, safe=False), 2, (0, 1), 0.0)]
+    gang = job("gang", 4)
+    gang.pods = 2
+    lay = Layout(cluster(3), running, [gang])
+    moves = lay.round()
+    assert sorted(m["job"] for m in moves) == ["sweep0", "sweep1"] and {m["to"] for m in moves} == {"gpu-2"}
+    e = lay.engine
+    assert e.runs[gang.id].status == "running"
+    assert sorted(node for node, _ in e.runs[gang.id].placements) == [0, 1]
+
+
+def test_a_gang_whose_second_member_finds_no_room_moves_nothing():
+    # only node 0 can be cleared (node 1's pod may not move): the round must not move anything for half a gang
+    running = [(job("sweep0", 1), 0, (0,), 0.0), (job("pinned0", 1, safe=False), 1, (0,), 0.0),
+               (job("pinned1", 2, safe=False), 2, (0, 1), 0.0)]
+    gang = job("gang", 4)
+    gang.pods = 2
+    lay = Layout(cluster(3), running, [gang])
+    assert lay.round() == []
+    e = lay.engine
+    assert e.state.gpu_free.tolist() == [3000, 3000, 2000]   # every what-if undone
+
+
+def _mix(scale: float) -> list[dict]:
+    """The week-1000-spread mix (1/2/4/8-GPU pods and 2 x 8-GPU gangs), its rates times `scale`."""
+    def gen(name, gpus, rate, median, ckpt, **extra):
+        return {"kind": "poisson", "name": name, "rate_per_hour": rate * scale, "median_duration": median,
+                "sigma": 1.2, "checkpoint_interval": ckpt, "restart_overhead": "5m",
+                "pod": {"gpus": gpus, "cpu": 8 * gpus, "memory": f"{96 * gpus}Gi", "priority_class": "low",
+                        "node_selector": {"pool": "gpu"}}, **extra}
+    return [gen("gpu1", 1, 190, "30m", "30m"), gen("gpu2", 2, 27, "1h", "30m"), gen("gpu4", 4, 27, "1h", "30m"),
+            gen("gpu8", 8, 22, "2h", "1h"), gen("gang16", 8, 5.4, "2h", "1h", gang_pods={"2": 1})]
+
+
+@pytest.mark.parametrize("budget", [{"max-moves": 2}, {"max-gpu-hours-lost-per-day": 1.5}, {"max-gpu-hours-lost": 0.3}])
+def test_budgets_hold_over_a_simulated_day(budget):
+    group = {"cpu": 96, "memory": "1152Gi", "gpus": 8, "gpu_model": "A100", "labels": {"pool": "gpu"},
+             "min": 16, "max": 16, "initial": 16, "autoscaled": False, "price_per_hour": 32}
+    sc = scenario(duration="24h", seed=3, cluster__scheduler_policy="least-allocated",
+                  cluster__node_groups={"gpu": group}, autoscaler={}, workload__generators=_mix(16 / 250),
+                  rebalancer={"enabled": True, **budget})
+    engine, out = run(sc)
+    moves = [ev for ev in engine.log if ev["event"] == "rebalance-move"]
+    assert moves, "the day must give the rebalancer work, or the budget is not exercised"
+    per_round: dict[float, int] = {}
+    for ev in moves:
+        per_round[ev["t"]] = per_round.get(ev["t"], 0) + 1
+    assert max(per_round.values()) <= budget.get("max-moves", 6)
+    lost_h = out["rebalance"]["gpu_hours_lost"]
+    if "max-gpu-hours-lost-per-day" in budget:
+        assert lost_h <= budget["max-gpu-hours-lost-per-day"] + 1e-6
+    if "max-gpu-hours-lost" in budget:
+        assert max(engine.rebalancer.lost_by_round.values()) <= budget["max-gpu-hours-lost"] * 3600 + 1e-6

@@ -42,7 +42,7 @@ class PodTable:
 
 @dataclass(frozen=True)
 class HostPlan:
-    host: int
+    hosts: list[int]                      # the nodes cleared, one per pod that needed room
     moves: list[tuple[int, Placement]]   # (moved job id, its reserved destination), in eviction order
     cost: float                           # GPU-seconds lost
 

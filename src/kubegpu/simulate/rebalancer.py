@@ -1,25 +1,27 @@
 """`kubegpu rebalance` modelled as a controller in the event simulation (scenario key `rebalancer`).
 
-Every `interval`, a round looks at the pending single-pod GPU jobs the scheduler found unschedulable
-that have waited `min-pending-age` (the live trigger), and makes room for them smallest plan first:
-every waiting shape (a queue lane: same pod, selector, priority) gets the plan for its oldest job,
-the plan with the fewest moves (then least work lost, then the oldest job) is carried out, the others
-are planned again on the cluster as it is after it. A plan (rebalance_plan.py, as `defrag --for`)
-clears one host: the fewest movable pods whose room covers what the host lacks, every host ranked at
-once, each moved pod reserved on the tightest-fit node elsewhere. Movable as `kubegpu defrag` decides
-it here: one pod (gangs stay), owned by a controller, safe to evict, no local storage, priority not
-above the pending pod's. Budgets as the live ones: `max-moves` per round, at most `max-moves-per-node`
-(2) reservations on one destination, and `max-gpu-hours-lost` per round and per simulated day (work
-since the last checkpoint plus the restart, as `defrag` prices it). The destination is held, so the
-moved pod starts there at once (no scheduler race, no TTL expiry), loses its work since its last
-checkpoint plus its restart overhead, and the pending pod is placed right after on the cleared host.
+Every `interval`, a round looks at the pending GPU jobs (single pods and gangs) the scheduler found
+unschedulable that have waited `min-pending-age` (the live trigger; a gang's members are queued
+together), and makes room for them smallest plan first: every waiting shape (a queue lane: same pod,
+gang size, selector, priority) gets the plan for its oldest job, the plan with the fewest moves (then
+least work lost, then the oldest job) is carried out, the others are planned again on the cluster as it
+is after it. A plan (rebalance_plan.py, as `defrag --for`) clears one host per pod that lacks room: the
+fewest movable pods whose room covers what the host lacks, every host ranked at once, each moved pod
+reserved on the tightest-fit node elsewhere; a gang's members are planned one after the other. Movable as
+`kubegpu defrag` decides it here: a single pod, owned by a controller, safe to evict, no local storage,
+priority not above the pending pod's. Budgets as the live ones: `max-moves` per round, at most
+`max-moves-per-node` (2) reservations on one destination, and `max-gpu-hours-lost` per round and per
+simulated day (work since the last checkpoint plus the restart, as `defrag` prices it). The destination
+is held, so the moved pod starts there at once (no scheduler race, no TTL expiry) and adds no wait
+sample; it loses its work since its last checkpoint plus its restart overhead, and the pending job is
+placed right after (the scheduler's own choice among the nodes that now fit).
 
-Simplified, named: pending gangs are not served (their members are not candidates); a round takes
-plans greedily smallest first (live tries the three smallest first plans and keeps the sequence that
-serves the most); a host's move set is the greedy largest-first one (not every subset); the stranded
-trigger (`--stranded-above`), `--cooldown` and `--quiet-hours` are not modelled; PDBs do not exist in
-the simulated workloads. A lane with no plan is not planned again until a pod starts or leaves
-somewhere or a node changes (nothing else can make a plan appear).
+Simplified, named: gang members are never moved (defrag may move a whole gang as a unit); a round
+takes plans greedily smallest first (live tries the three smallest first plans and keeps the sequence
+that serves the most); a host's move set is the greedy largest-first one (not every subset); the
+stranded trigger (`--stranded-above`), `--cooldown` and `--quiet-hours` are not modelled; the
+simulated workloads have no PDBs. A lane with no plan is not planned again until a pod starts or
+leaves somewhere or a node changes (nothing else can make a plan appear).
 
 Settings (flag names of `kubegpu rebalance`): `enabled`, `interval` (5m), `min-pending-age` (10m),
 `max-moves` (6), `max-moves-per-node` (2), `max-gpu-hours-lost` and `max-gpu-hours-lost-per-day`
@@ -37,7 +39,8 @@ import numpy as np
 
 from kubegpu.errors import InputError
 from kubegpu.rebalance.budget import PER_NODE_DEFAULT
-from kubegpu.scheduling.placement.task import Placement
+from kubegpu.scheduling.placement.state import default_devices
+from kubegpu.scheduling.placement.task import Placement, Task
 from kubegpu.simulate.jobstate import PENDING, eviction_loss
 from kubegpu.simulate.rebalance_plan import MAX_HOSTS_TRIED, HostPlan, PodTable, rank_hosts, tightest_destination
 from kubegpu.simulate.scenario import seconds
@@ -104,6 +107,7 @@ class SimRebalancer:
         self.lost_gpu_s = 0.0
         self.plans_made = 0
         self.lost_by_day: dict[int, float] = {}
+        self.lost_by_round: dict[float, float] = {}       # round time -> GPU-seconds its moves threw away
         self._no_plan: dict[int, tuple[int, int]] = {}    # lane -> cluster signature when it had no plan
         self._pods: tuple[tuple[int, int], PodTable] | None = None
 
@@ -112,7 +116,7 @@ class SimRebalancer:
         heads: dict[int, list[int]] = {}                  # lane -> its waiting jobs, oldest first
         for j in e.pending_jobs():
             job = e.jobs[j]
-            if job.pods == 1 and job.task.wants_gpu and now - e.runs[j].queued_at >= self.cfg.min_pending_age_s:
+            if job.task.wants_gpu and now - e.runs[j].queued_at >= self.cfg.min_pending_age_s:
                 heads.setdefault(e.lane_of[j], []).append(j)
         if not heads:
             return
@@ -173,39 +177,73 @@ class SimRebalancer:
         return table
 
     def _plan(self, job_id: int, now: float, sig: tuple[int, int]) -> HostPlan | None:
-        """The cheapest move set that clears a host for `job_id`, each move with a reserved destination."""
+        """The cheapest moves that make room for every pod of `job_id`, each with a reserved destination.
+
+        A gang's members are planned one after the other on the cluster as the earlier members' moves leave
+        it (a member that fits as it is takes the tightest fit), all tried on the live state and undone."""
         e = self.engine
         self.plans_made += 1
         job = e.jobs[job_id]
         state, task = e.state, job.task
-        allowed = e.cluster.allowed(job.selector) & state.schedulable & state.model_mask(task.models)
-        if (state.fit_mask(task) & allowed).any():
-            return None  # it fits: the scheduler places it
-        hosts = allowed & (state.gpu_capacity >= task.num_gpu * task.gpu_milli)
+        allowed = e.cluster.allowed(job.selector) & state.model_mask(task.models)
         pods = self._pod_table(now, sig)
         eligible = pods.movable & (pods.prio <= job.priority.value)
-        ranked_host, _, cost, victims = rank_hosts(state, task, hosts, pods, eligible)
+        undo: list[tuple[Task, Placement, bool]] = []   # (task, where, True = placed / False = removed)
+        hosts: list[int] = []
+        moves: list[tuple[int, Placement]] = []
+        cost = 0.0
+        try:
+            for _ in range(job.pods):
+                where = tightest_destination(state, task, allowed)
+                if where is None:
+                    found = self._plan_pod(task, allowed, pods, eligible, undo)
+                    if found is None:
+                        return None
+                    host, member_moves, member_cost = found
+                    hosts.append(host)
+                    moves += member_moves
+                    cost += member_cost
+                    eligible = eligible & ~np.isin(pods.job, [v for v, _ in member_moves])
+                    where = Placement(host, default_devices(state.dev_free[host], task))
+                state.place(task, where)
+                undo.append((task, where, True))
+            return HostPlan(hosts, moves, cost) if moves else None   # no move needed: the scheduler places it
+        finally:
+            for t, where, placed in reversed(undo):
+                (state.remove if placed else state.place)(t, where)
+
+    def _plan_pod(self, task: Task, allowed: np.ndarray, pods: PodTable, eligible: np.ndarray,
+                  undo: list) -> tuple[int, list[tuple[int, Placement]], float] | None:
+        """Clear one host for one pod: the first ranked host whose moved pods all get a destination (left applied
+        on the state and recorded in `undo`)."""
+        e = self.engine
+        hosts = allowed & e.state.schedulable & (e.state.gpu_capacity >= task.num_gpu * task.gpu_milli)
+        ranked_host, _, cost, victims = rank_hosts(e.state, task, hosts, pods, eligible)
         for host, c, rows in list(zip(ranked_host.tolist(), cost.tolist(), victims))[:MAX_HOSTS_TRIED]:
             chosen = pods.job[rows].tolist()
             if not self._clears(host, task, chosen):
                 continue
-            moves = self._destinations(host, chosen)
+            mark = len(undo)
+            moves = self._destinations(host, chosen, undo)
             if moves is not None:
-                return HostPlan(host, moves, float(c))
+                return host, moves, float(c)
+            for t, where, placed in reversed(undo[mark:]):
+                (e.state.remove if placed else e.state.place)(t, where)
+            del undo[mark:]
         return None
 
-    def _clears(self, host: int, task, victims: list[int]) -> bool:
+    def _clears(self, host: int, task: Task, victims: list[int]) -> bool:
         """The one-node what-if: with `victims` gone, `task` fits on `host`."""
         e = self.engine
         one = e.state.rows([host])
         for v in victims:
-            node, devs = e.runs[v].placements[0]
+            _, devs = e.runs[v].placements[0]
             one.remove(e.jobs[v].task, Placement(0, devs))
         return one.fits_on(task, 0)
 
-    def _destinations(self, host: int, victims: list[int]) -> list[tuple[int, Placement]] | None:
-        """A reserved place off `host` for each victim, at most `max-moves-per-node` on one node (tried on the
-        live state, then undone)."""
+    def _destinations(self, host: int, victims: list[int], undo: list) -> list[tuple[int, Placement]] | None:
+        """A reserved place off `host` for each victim, at most `max-moves-per-node` on one node; the victims
+        leave `host` and take their places on the state (recorded in `undo`). None when one finds no room."""
         e = self.engine
         held = np.zeros(e.state.n_nodes, dtype=np.int64)
         placed: list[tuple[int, Placement]] = []
@@ -215,13 +253,16 @@ class SimRebalancer:
             ok[host] = False
             where = tightest_destination(e.state, vjob.task, ok)
             if where is None:
-                break
+                return None
             e.state.place(vjob.task, where)
+            undo.append((vjob.task, where, True))
             held[where.node] += 1
             placed.append((victim, where))
-        for victim, where in placed:
-            e.state.remove(e.jobs[victim].task, where)
-        return placed if len(placed) == len(victims) else None
+        for victim in victims:
+            node, devs = e.runs[victim].placements[0]
+            e.state.remove(e.jobs[victim].task, Placement(node, devs))
+            undo.append((e.jobs[victim].task, Placement(node, devs), False))
+        return placed
 
     def _carry_out(self, job_id: int, plan: HostPlan, now: float) -> None:
         e = self.engine
@@ -232,6 +273,7 @@ class SimRebalancer:
             self.lost_gpu_s += lost
             day = int(now // DAY_S)
             self.lost_by_day[day] = self.lost_by_day.get(day, 0.0) + lost
+            self.lost_by_round[now] = self.lost_by_round.get(now, 0.0) + lost
             run, vjob = e.runs[victim], e.jobs[victim]
             e.state.place(vjob.task, where)        # the reserved destination: it starts there at once
             e._start(vjob, run, [where], waited=False)
