@@ -154,6 +154,8 @@ def test_a_gang_whose_second_member_finds_no_room_moves_nothing():
     assert lay.round() == []
     e = lay.engine
     assert e.state.gpu_free.tolist() == [3000, 3000, 2000]   # every what-if undone
+    # the what-ifs placed and removed pods, but nothing really changed: the next round does not plan again
+    assert lay.round(1200.0) == [] and lay.rebalancer.plans_made == 1
 
 
 def _mix(scale: float) -> list[dict]:

@@ -76,6 +76,7 @@ class Engine:
         self._dirty = False
         self._next_start = 0
         self.running_by_priority: dict[int, int] = {}
+        self.pod_changes = 0                             # pods started or stopped so far (what-ifs do not count)
         self._serial: dict[str, int] = {}
         check_jobs_fit(self.cluster, jobs)
         self.autoscaler = None
@@ -406,6 +407,7 @@ class Engine:
         if waited:
             wait = self.now - run.queued_at
             self.stats.waits.setdefault(job.cls, []).extend([wait] * job.pods)
+        self.pod_changes += 1
         for member, p in enumerate(placed):
             self._pod_event(p.node)
             self.cluster.pods_on[p.node][(job.id, member)] = p.devices
@@ -425,6 +427,7 @@ class Engine:
 
     def release(self, job_id: int) -> None:
         job, run = self.jobs[job_id], self.runs[job_id]
+        self.pod_changes += 1
         for member, (node, devices) in enumerate(run.placements):
             self.state.remove(job.task, Placement(node, devices))
             self.freed.add(node)

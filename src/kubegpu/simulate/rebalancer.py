@@ -109,7 +109,7 @@ class SimRebalancer:
         self.lost_by_day: dict[int, float] = {}
         self.lost_by_round: dict[float, float] = {}       # round time -> GPU-seconds its moves threw away
         self._no_plan: dict[int, tuple[int, int]] = {}    # lane -> cluster signature when it had no plan
-        self._pods: tuple[tuple[int, int], PodTable] | None = None
+        self._pods: tuple[tuple[tuple[int, int], float], PodTable] | None = None
 
     def run_once(self, now: float) -> None:
         e = self.engine
@@ -145,9 +145,10 @@ class SimRebalancer:
         return left
 
     def _signature(self) -> tuple[int, int]:
-        """Changes whenever a pod is placed or removed anywhere or a node's schedulability changes."""
-        st = self.engine.state
-        return int(st.version.sum()), hash(st.schedulable.tobytes())
+        """Changes whenever a pod starts or stops anywhere or a node's schedulability changes (a plan's
+        what-ifs, undone, leave it as it was)."""
+        e = self.engine
+        return e.pod_changes, hash(e.state.schedulable.tobytes())
 
     def _plan_lane(self, lane: int, job_id: int, now: float) -> HostPlan | None:
         sig = self._signature()
@@ -161,7 +162,7 @@ class SimRebalancer:
         return plan
 
     def _pod_table(self, now: float, sig: tuple[int, int]) -> PodTable:
-        if self._pods is not None and self._pods[0] == sig:
+        if self._pods is not None and self._pods[0] == (sig, now):   # the work lost depends on the time
             return self._pods[1]
         e = self.engine
         rows = []
@@ -173,7 +174,7 @@ class SimRebalancer:
                     rows.append((j, slot, t.total_gpu_milli, t.cpu_milli, t.mem_bytes, job.priority.value,
                                  _movable(job), eviction_loss(job, e.runs[j], now).gpu_s))
         table = PodTable.build(rows)
-        self._pods = (sig, table)
+        self._pods = ((sig, now), table)
         return table
 
     def _plan(self, job_id: int, now: float, sig: tuple[int, int]) -> HostPlan | None:
