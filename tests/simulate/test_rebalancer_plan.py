@@ -188,3 +188,14 @@ def test_budgets_hold_over_a_simulated_day(budget):
         assert lost_h <= budget["max-gpu-hours-lost-per-day"] + 1e-6
     if "max-gpu-hours-lost" in budget:
         assert max(engine.rebalancer.lost_by_round.values()) <= budget["max-gpu-hours-lost"] * 3600 + 1e-6
+
+
+def test_the_per_node_budget_counts_the_reservations_of_every_gang_member():
+    # as the gang test above, but one reservation per node: both moved pods would land on node 2, so no plan
+    running = [(job("sweep0", 1), 0, (0,), 0.0), (job("sweep1", 1), 1, (0,), 0.0),
+               (job("pinned0", 2, safe=False), 2, (0, 1), 0.0)]
+    gang = job("gang", 4)
+    gang.pods = 2
+    lay = Layout(cluster(3, **{"max-moves-per-node": 1}), running, [gang])
+    assert lay.round() == []
+    assert lay.engine.runs[gang.id].status == "pending"

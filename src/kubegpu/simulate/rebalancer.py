@@ -190,6 +190,7 @@ class SimRebalancer:
         pods = self._pod_table(now, sig)
         eligible = pods.movable & (pods.prio <= job.priority.value)
         undo: list[tuple[Task, Placement, bool]] = []   # (task, where, True = placed / False = removed)
+        held = np.zeros(state.n_nodes, dtype=np.int64)  # reservations per node over the whole plan
         hosts: list[int] = []
         moves: list[tuple[int, Placement]] = []
         cost = 0.0
@@ -197,7 +198,7 @@ class SimRebalancer:
             for _ in range(job.pods):
                 where = tightest_destination(state, task, allowed)
                 if where is None:
-                    found = self._plan_pod(task, allowed, pods, eligible, undo)
+                    found = self._plan_pod(task, allowed, pods, eligible, held, undo)
                     if found is None:
                         return None
                     host, member_moves, member_cost = found
@@ -213,7 +214,7 @@ class SimRebalancer:
             for t, where, placed in reversed(undo):
                 (state.remove if placed else state.place)(t, where)
 
-    def _plan_pod(self, task: Task, allowed: np.ndarray, pods: PodTable, eligible: np.ndarray,
+    def _plan_pod(self, task: Task, allowed: np.ndarray, pods: PodTable, eligible: np.ndarray, held: np.ndarray,
                   undo: list) -> tuple[int, list[tuple[int, Placement]], float] | None:
         """Clear one host for one pod: the first ranked host whose moved pods all get a destination (left applied
         on the state and recorded in `undo`)."""
@@ -225,7 +226,7 @@ class SimRebalancer:
             if not self._clears(host, task, chosen):
                 continue
             mark = len(undo)
-            moves = self._destinations(host, chosen, undo)
+            moves = self._destinations(host, chosen, held, undo)
             if moves is not None:
                 return host, moves, float(c)
             for t, where, placed in reversed(undo[mark:]):
@@ -242,27 +243,30 @@ class SimRebalancer:
             one.remove(e.jobs[v].task, Placement(0, devs))
         return one.fits_on(task, 0)
 
-    def _destinations(self, host: int, victims: list[int], undo: list) -> list[tuple[int, Placement]] | None:
-        """A reserved place off `host` for each victim, at most `max-moves-per-node` on one node; the victims
-        leave `host` and take their places on the state (recorded in `undo`). None when one finds no room."""
+    def _destinations(self, host: int, victims: list[int], held: np.ndarray,
+                      undo: list) -> list[tuple[int, Placement]] | None:
+        """A reserved place off `host` for each victim, at most `max-moves-per-node` reservations on one node over
+        the plan (`held`, updated on success); the victims leave `host` and take their places on the state
+        (recorded in `undo`). None when one finds no room."""
         e = self.engine
-        held = np.zeros(e.state.n_nodes, dtype=np.int64)
+        held_here = held.copy()
         placed: list[tuple[int, Placement]] = []
         for victim in victims:
             vjob = e.jobs[victim]
-            ok = e.cluster.allowed(vjob.selector) & (held < self.cfg.max_moves_per_node)
+            ok = e.cluster.allowed(vjob.selector) & (held_here < self.cfg.max_moves_per_node)
             ok[host] = False
             where = tightest_destination(e.state, vjob.task, ok)
             if where is None:
                 return None
             e.state.place(vjob.task, where)
             undo.append((vjob.task, where, True))
-            held[where.node] += 1
+            held_here[where.node] += 1
             placed.append((victim, where))
         for victim in victims:
             node, devs = e.runs[victim].placements[0]
             e.state.remove(e.jobs[victim].task, Placement(node, devs))
             undo.append((e.jobs[victim].task, Placement(node, devs), False))
+        held[:] = held_here
         return placed
 
     def _carry_out(self, job_id: int, plan: HostPlan, now: float) -> None:
