@@ -3,9 +3,13 @@ moves only what defrag would move, and counts the work it throws away."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kubegpu.errors import InputError
+from kubegpu.simulate.rebalancer import RebalancerSettings
+from kubegpu.simulate.scenario import load_scenario
 
 from .scenario_helpers import run, scenario
 
@@ -62,3 +66,11 @@ def test_max_moves_zero_moves_nothing_and_bad_settings_are_refused():
         run(world(enabled=True, generators=[sweeps(), BIG], **{"max-move": 1}))
     with pytest.raises(InputError):
         run(world(enabled=True, generators=[sweeps(), BIG], interval="0s"))
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parents[2] / "examples" / "rebalance").glob("*.yaml")),
+                         ids=lambda p: p.name)
+def test_the_rebalance_example_scenarios_load_with_their_rebalancer_settings(path):
+    sc = load_scenario(str(path), ["rebalancer.enabled=true"])
+    settings = RebalancerSettings.from_spec(sc.spec.rebalancer, where=str(path))
+    assert settings.enabled and settings.max_moves_per_node == 2

@@ -11,7 +11,6 @@ later one can within the same pass (capacity only shrinks during a pass), so the
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -24,7 +23,8 @@ from kubegpu.simulate.nodes import ABSENT, DELETING, PROVISIONING, READY, Cluste
 from kubegpu.simulate.preemption import find_preemption
 from kubegpu.simulate.rebalancer import RebalancerSettings, SimRebalancer, stranded_gpus
 from kubegpu.simulate.feasibility import check_jobs_fit, num_feasible_nodes_to_find
-from kubegpu.simulate.jobstate import DONE, GONE, PENDING, RUNNING, SAMPLE_INTERVAL, TIMED_OUT, JobRun, Stats
+from kubegpu.simulate.jobstate import (DONE, GONE, PENDING, RUNNING, SAMPLE_INTERVAL, TIMED_OUT, JobRun, Stats,
+                                      eviction_loss)
 from kubegpu.simulate.scenario import Scenario
 from kubegpu.simulate.workload import BATCH, Job
 
@@ -76,6 +76,7 @@ class Engine:
         self._dirty = False
         self._next_start = 0
         self.running_by_priority: dict[int, int] = {}
+        self.pod_changes = 0                             # pods started or stopped so far (what-ifs do not count)
         self._serial: dict[str, int] = {}
         check_jobs_fit(self.cluster, jobs)
         self.autoscaler = None
@@ -395,14 +396,18 @@ class Engine:
             self.evict(victim, reason="preemption")
         return True
 
-    def _start(self, job: Job, run: JobRun, placed: list[Placement]) -> None:
+    def _start(self, job: Job, run: JobRun, placed: list[Placement], *, waited: bool = True) -> None:
+        """Start the job on `placed`; `waited=False` for a move's replacement on its reserved room (it never
+        waited for room, so it adds no wait sample)."""
         restart = run.preemptions > 0 and job.kind == BATCH
         run.status = RUNNING
         run.started = self.now
         run.useful_from = self.now + (job.restart_overhead if restart else 0.0)
         run.placements = [(p.node, p.devices) for p in placed]
-        wait = self.now - run.queued_at
-        self.stats.waits.setdefault(job.cls, []).extend([wait] * job.pods)
+        if waited:
+            wait = self.now - run.queued_at
+            self.stats.waits.setdefault(job.cls, []).extend([wait] * job.pods)
+        self.pod_changes += 1
         for member, p in enumerate(placed):
             self._pod_event(p.node)
             self.cluster.pods_on[p.node][(job.id, member)] = p.devices
@@ -422,6 +427,7 @@ class Engine:
 
     def release(self, job_id: int) -> None:
         job, run = self.jobs[job_id], self.runs[job_id]
+        self.pod_changes += 1
         for member, (node, devices) in enumerate(run.placements):
             self.state.remove(job.task, Placement(node, devices))
             self.freed.add(node)
@@ -440,15 +446,11 @@ class Engine:
         if run.status != RUNNING:
             return
         if job.kind == BATCH:
-            ran = max(0.0, self.now - run.useful_from)
-            tau = job.checkpoint_interval
-            saved = math.floor(ran / tau) * tau if tau > 0 else 0.0
-            saved = min(saved, job.work - run.progress)
-            last_checkpoint = run.useful_from + saved if saved > 0 else run.started
-            self.stats.lost_work_gpu_s += job.gpus * (self.now - last_checkpoint)
-            self.stats.restart_gpu_s += job.gpus * job.restart_overhead
-            self.stats.useful_gpu_s += job.gpus * saved
-            run.progress = run.progress + saved if tau > 0 else 0.0
+            loss = eviction_loss(job, run, self.now)
+            self.stats.lost_work_gpu_s += loss.work_gpu_s
+            self.stats.restart_gpu_s += loss.restart_gpu_s
+            self.stats.useful_gpu_s += job.gpus * loss.saved_s
+            run.progress = run.progress + loss.saved_s if job.checkpoint_interval > 0 else 0.0
         else:
             self._account_useful(job, run)
         run.preemptions += 1

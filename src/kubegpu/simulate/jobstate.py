@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+
+from kubegpu.simulate.workload import BATCH, Job
 
 PENDING, RUNNING, DONE, GONE, TIMED_OUT = "pending", "running", "done", "gone", "timed-out"
 SAMPLE_INTERVAL = 60.0
@@ -35,3 +38,29 @@ class Stats:
     timed_out: dict[str, int] = field(default_factory=dict)
     completed: dict[str, int] = field(default_factory=dict)
     samples: list[tuple] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class EvictionLoss:
+    """What evicting a running job now costs: GPU-seconds of work since its last checkpoint, the GPU-seconds
+    of its restart, and the work (seconds) its checkpoints keep."""
+
+    work_gpu_s: float
+    restart_gpu_s: float
+    saved_s: float
+
+    @property
+    def gpu_s(self) -> float:
+        return self.work_gpu_s + self.restart_gpu_s
+
+
+def eviction_loss(job: Job, run: JobRun, now: float) -> EvictionLoss:
+    """The one pricing of an eviction (preemption, scale-down, a rebalancer move); services lose nothing."""
+    if job.kind != BATCH:
+        return EvictionLoss(0.0, 0.0, 0.0)
+    ran = max(0.0, now - run.useful_from)
+    tau = job.checkpoint_interval
+    saved = math.floor(ran / tau) * tau if tau > 0 else 0.0
+    saved = min(saved, job.work - run.progress)
+    last_checkpoint = run.useful_from + saved if saved > 0 else run.started
+    return EvictionLoss(job.gpus * (now - last_checkpoint), job.gpus * job.restart_overhead, saved)
