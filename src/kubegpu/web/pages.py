@@ -21,6 +21,7 @@ from kubegpu.audit.catalog import PITFALLS
 from kubegpu.defrag.preview import largest_pending
 from kubegpu.errors import KubegpuError
 from kubegpu.fragmentation.gpumap import NodeMap
+from kubegpu.model.text import counted
 from kubegpu.web.api import error, parse_size
 from kubegpu.web.results import read_results
 from kubegpu.web.store import ModelStore
@@ -32,6 +33,7 @@ QUERY = {"/": frozenset({"pool", "model", "namespace"}), "/pending": frozenset({
          "/defrag": frozenset({"size", "for"})}
 
 _env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True)
+_env.filters["counted"] = counted  # '1 pod', '2 pods': never 'pod(s)'
 _env.tests["match_ns"] = lambda pod, ns: pod.startswith(ns + "/")
 
 
