@@ -96,8 +96,8 @@ def test_simulate_run_with_a_rebalancer_reports_the_rebalance_block():
 def test_simulate_sweep_json_and_results_json_match_the_schema(tmp_path):
     grid = tmp_path / "grid.yaml"
     grid.write_text("autoscaler.scale-down-unneeded-time: [10m, 40m]\nseed: [1]\n")
-    data = json_of("simulate", "sweep", "--scenario", "seed-flapping", "--grid", str(grid),
-                   "--out", str(tmp_path / "out"))
+    data = json_of("simulate", "sweep", "--scenario", "seed-flapping", "--grid", str(grid),  # the shape is the
+                   "--set", "duration=6h", "--workers", "1", "--out", str(tmp_path / "out"))  # point, not the day
     assert len(data) == 2
     validate("simulate-sweep", data)
     validate("simulate-sweep", json.loads((tmp_path / "out" / "results.json").read_text()))

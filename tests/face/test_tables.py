@@ -120,7 +120,10 @@ def test_simulate_sweep_table_at_80_columns(tmp_path):
     grid.write_text("autoscaler.scale-down-delay-after-add: [10m, 30m]\n"
                     "autoscaler.scale-down-unneeded-time: [10m]\nautoscaler.max-node-provision-time: [15m]\n"
                     "autoscaler.scale-down-utilization-threshold: [0.5]\nseed: [1]\n")
-    out = run_tty(80, "simulate", "sweep", "--scenario", "seed-flapping", "--grid", str(grid))
+    # the layout is the point, not the day: 6 simulated hours, one process
+    args = ("simulate", "sweep", "--scenario", "seed-flapping", "--grid", str(grid), "--set", "duration=6h",
+            "--workers", "1")
+    out = run_tty(80, *args)
     _nothing_cut(out)
     assert "scale-down-utilization-threshold: 0.5" in out and "lost-gpu-h: " in out  # too wide: one record per run
-    assert run_tty(200, "simulate", "sweep", "--scenario", "seed-flapping", "--grid", str(grid)).count("LOST-GPU-H") == 1
+    assert run_tty(200, *args).count("LOST-GPU-H") == 1

@@ -82,7 +82,8 @@ def test_non_utf8_file_names_are_escaped_never_crash(tmp_path):
     for fmt in ("json", "yaml", "table"):
         r = run("nccl", name, "-o", fmt)
         assert r.code == 1 and "internal error" not in r.stderr, r.stderr
-    assert json.loads(run("nccl", name, "-o", "json").stdout)["files"][0]["path"].endswith("rank\\xff.log")
+        if fmt == "json":
+            assert json.loads(r.stdout)["files"][0]["path"].endswith("rank\\xff.log")
     for args in (["status", "-o", "json"], ["doctor", "-o", "json"], ["audit", "-o", "sarif"], ["frag", "-o", "yaml"],
                  ["doctor", "-o", "html"], ["snapshot", "-o", "json"]):
         r = run(*args, "--snapshot", snap_name)
