@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from .support import run, run_tty
+from .support import run, run_inprocess, run_tty
 
 SHARED_NCCL = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "nccl"
 
 
 def _json(*args):
-    return json.loads(run(*args, "-o", "json").stdout)
+    return json.loads(run_inprocess(*args, "-o", "json").stdout)  # what the table is checked against
 
 
 def _lines(text):
