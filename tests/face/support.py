@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import pty
 import subprocess
@@ -13,21 +11,6 @@ import sys
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kubegpu.cli.main", *args], capture_output=True, text=True,
                           timeout=180, input=stdin)
-
-
-def run_inprocess(*args: str) -> subprocess.CompletedProcess:
-    """`kubegpu ARGS` in this process (stdout and stderr captured): for reading a command's JSON where
-    the real process is not what is tested (it saves a Python start and kubegpu's imports per call)."""
-    from kubegpu.cli.main import main
-
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
 def run_tty(columns: int, *args: str) -> str:

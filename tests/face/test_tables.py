@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from .support import run, run_inprocess, run_tty
+from inprocess import run_inprocess
+
+from .support import run, run_tty
 
 SHARED_NCCL = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "nccl"
 

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from kubegpu.cli import render, writer
 from kubegpu.errors import OutputError
 
-from .conftest import popen, run, run_inprocess
+from inprocess import run_inprocess
+from .conftest import popen, run
 
 
 def leftovers(folder) -> list[str]:

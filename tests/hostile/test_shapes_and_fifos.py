@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from .conftest import SRC, popen, run, run_inprocess
+from inprocess import run_inprocess
+from .conftest import SRC, popen, run
 from .test_inputs import GPU_POOL, NODE, dump, pod, refused
 
 NODE_CSV = "sn,cpu_milli,memory_mib,gpu,model\nn1,96000,786432,8,V100M32\n"

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.conftest import run, run_inprocess
+from inprocess import run_inprocess
+from tests.hostile.conftest import run
 
 FILES = Path(__file__).parent / "simulate_files"
 HANG_CLASS = ("bomb", "work-", "a-million")
