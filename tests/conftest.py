@@ -37,6 +37,19 @@ def tls_apiserver(server_certs):
         yield server
 
 
+@pytest.fixture(scope="session")
+def demo_store():
+    """The pitfalls demo in a ModelStore, as `kubegpu serve --demo` holds it (web and hostile tests)."""
+    from kubegpu.cli.options import SourceOptions, load_prices, load_state
+    from kubegpu.web.store import ModelStore
+
+    source = SourceOptions(demo="pitfalls", snapshots=(), kubeconfig=None, context=None, namespace=None,
+                           all_namespaces=False, k8s_version=None)
+    store = ModelStore(prices=load_prices(source))   # the demo's article price, as the CLI uses
+    store.install(load_state(source))
+    return store
+
+
 @pytest.fixture
 def run_kubegpu():
     """Run the real CLI in a subprocess: run_kubegpu(*args, env=None, input=None) -> CompletedProcess."""

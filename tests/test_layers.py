@@ -114,6 +114,61 @@ def test_allow_list_check_sees_a_disallowed_import(tmp_path):
     assert disallowed("models", modules, {"kubegpu.errors"}) == {"kubegpu.fragmentation.report", "kubegpu.audit.engine"}
 
 
+# Imports live at the top of a module (STYLE.md). The exceptions, each for start-up time: the CLI's
+# lazy command registry (cli/main.py), and heavy optional libraries that only some paths need (each
+# such import carries a "lazy:" comment saying why).
+LAZY_PACKAGES = {"cli"}
+LAZY_LIBRARIES = {"matplotlib", "scipy", "dask", "distributed", "rich", "uvicorn", "pulp", "highspy", "playwright"}
+
+
+def function_level_imports(path: Path) -> list[tuple[int, str, int]]:
+    """(line, module, line of the enclosing function) of every import statement inside a function."""
+    out = []
+
+    def visit(node: ast.AST, function: int | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if function is not None and isinstance(child, ast.ImportFrom):
+                out.append((child.lineno, "." * child.level + (child.module or ""), function))
+            elif function is not None and isinstance(child, ast.Import):
+                out.extend((child.lineno, a.name, function) for a in child.names)
+            is_function = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            visit(child, child.lineno if is_function and function is None else function)
+
+    visit(ast.parse(path.read_text(), filename=str(path)), None)
+    return out
+
+
+def misplaced_imports(path: Path) -> list[str]:
+    """Function-level imports that are not a heavy library, or one without a "lazy" comment above it
+    in its function."""
+    lines = path.read_text().splitlines()
+    name = path.relative_to(SRC) if path.is_relative_to(SRC) else path.name
+    out = []
+    for line, module, function in function_level_imports(path):
+        if module.split(".")[0] not in LAZY_LIBRARIES:
+            out.append(f"{name}:{line} imports {module}")
+        elif "lazy" not in "\n".join(lines[function - 1:line]):
+            out.append(f"{name}:{line} imports {module} without a 'lazy:' comment saying why")
+    return out
+
+
+def test_imports_are_at_the_top_of_modules():
+    bad = [hit for path in sorted(SRC.rglob("*.py")) if path.relative_to(SRC).parts[0] not in LAZY_PACKAGES
+           for hit in misplaced_imports(path)]
+    assert not bad, "move these imports to the top of their module (or say why they are lazy):\n" + "\n".join(bad)
+
+
+def test_function_level_import_check_sees_one(tmp_path):
+    module = tmp_path / "x.py"
+    module.write_text("import os\n\ndef f():\n    import matplotlib  # lazy: plots only\n"
+                      "    from matplotlib.figure import Figure\n    from kubegpu.errors import InputError\n\n"
+                      "class C:\n    def m(self):\n        from . import sibling\n        import scipy\n")
+    assert function_level_imports(module) == [(4, "matplotlib", 3), (5, "matplotlib.figure", 3),
+                                              (6, "kubegpu.errors", 3), (10, ".", 9), (11, "scipy", 9)]
+    assert misplaced_imports(module) == ["x.py:6 imports kubegpu.errors", "x.py:10 imports .",
+                                         "x.py:11 imports scipy without a 'lazy:' comment saying why"]
+
+
 def test_package_does_not_read_shared_at_run_time():
     offenders = [str(p.relative_to(SRC)) for p in SRC.rglob("*.py") if "shared/" in p.read_text()
                  and "../shared" in p.read_text()]

@@ -3,10 +3,17 @@
 import json
 
 import pytest
+from inprocess import run_inprocess
 
 from kubegpu.model.namespaces import NamespaceScope
 
 COMMANDS = [["status"], ["frag"], ["doctor"], ["audit"], ["defrag", "--size", "4"]]
+
+
+@pytest.fixture
+def run_kubegpu():
+    """In process: the scope and its note are the subject here, not the process."""
+    return run_inprocess
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -3,6 +3,13 @@
 import json
 
 import pytest
+from inprocess import run_inprocess
+
+
+@pytest.fixture
+def run_kubegpu():
+    """In process: what --help lists and what --k8s-version changes are the subject, not the process."""
+    return run_inprocess
 
 
 @pytest.mark.parametrize("command", ["doctor", "audit"])

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from apiserver.fixtures import SHARED_K8S, renamed_copies, shared_objects
-from kubegpu.cli.render import dump_json
+from kubegpu.jsontext import dump_json
 from kubegpu.sources.documents import SNAPSHOT_INFO_API, SNAPSHOT_INFO_KIND, load_cluster
 from kubegpu.sources.live import DEFAULT_KINDS, read_live
 from kubegpu.status import cluster_status

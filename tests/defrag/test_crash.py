@@ -11,6 +11,8 @@ Evicted pods terminate with a grace period and their replacements come up a poll
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from apiserver.wire import ObjectKey
 from livecluster import options, start_world
@@ -22,6 +24,13 @@ from kubegpu.errors import UsageError
 
 class SimulatedCrash(BaseException):
     pass
+
+
+@pytest.fixture(autouse=True)
+def no_fsync(monkeypatch):
+    """The crash simulated here is kill -9, which the page cache survives (unlike a power cut), so the
+    journal's fsync decides nothing in these tests; it only waited on the disk, ~70 runs x 18 records."""
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
 
 
 class Boundaries:

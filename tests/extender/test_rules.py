@@ -36,7 +36,7 @@ def test_a_share_needs_room_on_one_device_not_in_total(state):
     # a10-share-0 has 800m free in total, but 400m per device: 600m does not fit, 300m does
     ext = make_extender(state)
     r60 = filter_of(ext, state, "share-60-0")
-    assert r60["FailedNodes"]["a10-share-0"] == "kubegpu: 1 GPU(s) with 600m free each needed, 0 device(s) have that much"
+    assert r60["FailedNodes"]["a10-share-0"] == "kubegpu: 1 GPU with 600m free needed, 0 devices have that much"
     r30 = filter_of(ext, state, "share-30-0")
     assert "a10-share-0" in r30["NodeNames"]
 

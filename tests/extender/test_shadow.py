@@ -16,6 +16,7 @@ from prometheus_client import generate_latest
 from test_live import wait_for
 
 from apiserver import watch
+from kubegpu.model.text import counted
 from kubegpu.extender.ledger import Ledger
 from kubegpu.extender.metrics import ExtenderMetrics
 from kubegpu.extender.shadow import ShadowStore, ShadowTotals
@@ -91,4 +92,4 @@ def test_the_decisions_page_sums_what_shadow_recorded(shadow, tmp_path):
     web = ModelStore()
     web.install(store.model.cluster)
     page = TestClient(create_app(web, ledger=str(path))).get("/decisions").text
-    assert f"left {totals.scheduler_stranded_gpus} GPU(s) stranded" in page
+    assert f"left {counted(totals.scheduler_stranded_gpus, 'GPU')} stranded" in page

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from .support import run
+from inprocess import run_inprocess as run  # JSON and notes are the subject here, not the process
 
 
 def _json(*args):

@@ -9,13 +9,15 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from inprocess import run_inprocess
+
 from .support import run, run_tty
 
 SHARED_NCCL = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "nccl"
 
 
 def _json(*args):
-    return json.loads(run(*args, "-o", "json").stdout)
+    return json.loads(run_inprocess(*args, "-o", "json").stdout)  # what the table is checked against
 
 
 def _lines(text):
@@ -120,7 +122,10 @@ def test_simulate_sweep_table_at_80_columns(tmp_path):
     grid.write_text("autoscaler.scale-down-delay-after-add: [10m, 30m]\n"
                     "autoscaler.scale-down-unneeded-time: [10m]\nautoscaler.max-node-provision-time: [15m]\n"
                     "autoscaler.scale-down-utilization-threshold: [0.5]\nseed: [1]\n")
-    out = run_tty(80, "simulate", "sweep", "--scenario", "seed-flapping", "--grid", str(grid))
+    # the layout is the point, not the day: 6 simulated hours, one process
+    args = ("simulate", "sweep", "--scenario", "seed-flapping", "--grid", str(grid), "--set", "duration=6h",
+            "--workers", "1")
+    out = run_tty(80, *args)
     _nothing_cut(out)
     assert "scale-down-utilization-threshold: 0.5" in out and "lost-gpu-h: " in out  # too wide: one record per run
-    assert run_tty(200, "simulate", "sweep", "--scenario", "seed-flapping", "--grid", str(grid)).count("LOST-GPU-H") == 1
+    assert run_tty(200, *args).count("LOST-GPU-H") == 1

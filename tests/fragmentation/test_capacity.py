@@ -1,6 +1,5 @@
 """fits_by_size / stranded_by_size and the frag report on small, hand-checked clusters."""
 
-import numpy as np
 import pytest
 
 from kubegpu.fragmentation.capacity import fits_by_size, stranded_by_size

@@ -2,42 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from inprocess import Result
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
-
-
-@dataclass
-class Result:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def err_lines(self) -> list[str]:
-        return self.stderr.strip().splitlines()
-
-
-def run_inprocess(*args: str) -> Result:
-    """`kubegpu.cli.main.main([...])` with stdout/stderr captured and SystemExit turned into a code."""
-    from kubegpu.cli.main import main
-
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return Result(code, out.getvalue(), err.getvalue())
 
 
 def popen(*args: str, **kwargs) -> subprocess.Popen:

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .conftest import run, run_inprocess
+from inprocess import run_inprocess
+from .conftest import run
 from .corpus import as_list, fresh
 
 COMMANDS = [

@@ -10,7 +10,8 @@ import threading
 import pytest
 import yaml
 
-from .conftest import run, run_inprocess
+from inprocess import run_inprocess
+from .conftest import run
 
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1", "uid": "u-node-1"},
         "status": {"allocatable": {"cpu": "8", "memory": "64Gi", "pods": "110", "nvidia.com/gpu": "8"},

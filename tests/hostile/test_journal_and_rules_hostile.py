@@ -17,7 +17,8 @@ import yaml
 
 from kubegpu.model.timeutil import prometheus_duration_ms
 
-from .conftest import run, run_inprocess
+from inprocess import run_inprocess
+from .conftest import run
 
 KUBECONFIG = """apiVersion: v1
 kind: Config

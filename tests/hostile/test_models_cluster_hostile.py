@@ -23,7 +23,8 @@ from kubegpu.models.kube import KubeEdge
 from kubegpu.models.loop import retry_delay
 from kubegpu.models.spec import decode_cache
 
-from .conftest import SRC, run_inprocess
+from inprocess import run_inprocess
+from .conftest import SRC
 
 SHA = "a" * 64
 

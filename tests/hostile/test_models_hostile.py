@@ -19,7 +19,7 @@ from kubegpu.models.pull import PullFailed, pull
 from kubegpu.models.spec import decode_cache
 from models.source_server import SourceServer, cache_object
 
-from .conftest import run_inprocess
+from inprocess import run_inprocess
 
 FILES = {"config.json": b'{"layers": 2}', "weights/part-1.bin": bytes(range(256)) * 400}
 FAST = {"retry": {"attempts": 2, "backoffSeconds": 0, "maxBackoffSeconds": 0}, "storage": {"headroom": "0"}}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from .conftest import run_inprocess
+from inprocess import run_inprocess
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
 

@@ -13,7 +13,7 @@ import pytest
 from kubegpu.errors import InputError
 from kubegpu.model.integers import int_or_none, parse_int
 
-from .conftest import run_inprocess
+from inprocess import run_inprocess
 from .test_inputs import NODE, dump, pod, refused
 
 HUGE = "9" * 5000  # beyond sys.get_int_max_str_digits() (4300)

@@ -14,10 +14,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubegpu.cli import render
+from kubegpu.cli import render, writer
 from kubegpu.errors import OutputError
 
-from .conftest import popen, run, run_inprocess
+from inprocess import run_inprocess
+from .conftest import popen, run
 
 
 def leftovers(folder) -> list[str]:
@@ -136,7 +137,7 @@ def test_closed_pipe_during_a_table_is_not_exit_1():
 def test_a_write_of_zero_bytes_is_an_error_not_a_silent_truncation(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "write", lambda fd, data: 0)
     with pytest.raises(OutputError, match="short write"):
-        render.write_atomic(tmp_path / "x.json", b"{}")
+        writer.write_atomic(tmp_path / "x.json", b"{}")
     assert leftovers(tmp_path) == []
 
 
@@ -148,16 +149,16 @@ def test_eio_is_an_output_error_and_epipe_is_closed(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "write", fail(errno.EIO))
     with pytest.raises(OutputError, match="Input/output error"):
-        render.write_atomic(tmp_path / "x.json", b"{}")
+        writer.write_atomic(tmp_path / "x.json", b"{}")
     monkeypatch.setattr(os, "write", fail(errno.EPIPE))
-    with pytest.raises(render.OutputClosed):
-        render.write_all(1, b"x", "stdout")
+    with pytest.raises(writer.OutputClosed):
+        writer.write_all(1, b"x", "stdout")
 
 
 def test_partial_writes_are_continued(tmp_path, monkeypatch):
     real_write = os.write
     monkeypatch.setattr(os, "write", lambda fd, data: real_write(fd, bytes(data[:7])))
-    render.write_atomic(tmp_path / "x.txt", b"0123456789" * 100)
+    writer.write_atomic(tmp_path / "x.txt", b"0123456789" * 100)
     assert (tmp_path / "x.txt").read_bytes() == b"0123456789" * 100
 
 

@@ -23,7 +23,6 @@ import httpx
 import pytest
 
 from kubegpu.jsontext import error_body
-from web.conftest import demo_store  # noqa: F401 - the demo cluster's store, a session fixture
 
 from .conftest import SRC
 

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from .conftest import SRC, popen, run, run_inprocess
+from inprocess import run_inprocess
+from .conftest import SRC, popen, run
 from .test_inputs import GPU_POOL, NODE, dump, pod, refused
 
 NODE_CSV = "sn,cpu_milli,memory_mib,gpu,model\nn1,96000,786432,8,V100M32\n"
@@ -82,7 +83,8 @@ def test_non_utf8_file_names_are_escaped_never_crash(tmp_path):
     for fmt in ("json", "yaml", "table"):
         r = run("nccl", name, "-o", fmt)
         assert r.code == 1 and "internal error" not in r.stderr, r.stderr
-    assert json.loads(run("nccl", name, "-o", "json").stdout)["files"][0]["path"].endswith("rank\\xff.log")
+        if fmt == "json":
+            assert json.loads(r.stdout)["files"][0]["path"].endswith("rank\\xff.log")
     for args in (["status", "-o", "json"], ["doctor", "-o", "json"], ["audit", "-o", "sarif"], ["frag", "-o", "yaml"],
                  ["doctor", "-o", "html"], ["snapshot", "-o", "json"]):
         r = run(*args, "--snapshot", snap_name)

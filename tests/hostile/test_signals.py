@@ -105,7 +105,7 @@ def test_the_watchdog_waits_for_cleanup_and_otherwise_exits_removing_temp_files(
     import threading
 
     from kubegpu.cli import interrupts
-    from kubegpu.cli.render import PENDING_TEMP_FILES
+    from kubegpu.cli.writer import PENDING_TEMP_FILES
     from kubegpu.shutdown import finishing
 
     exits: list[int] = []

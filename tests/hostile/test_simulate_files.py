@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.conftest import run, run_inprocess
+from inprocess import run_inprocess
+from tests.hostile.conftest import run
 
 FILES = Path(__file__).parent / "simulate_files"
 HANG_CLASS = ("bomb", "work-", "a-million")
@@ -162,7 +163,7 @@ def test_set_paths_that_name_no_item_are_one_line(tmp_path, key):
     ("openb.csv", b"name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,scheduled_time,deletion_time\n"
                   b"p,1000,1024,1,1000,0,0,nan\n", "field deletion_time"),
     ("big.json", b'[{"submit": ' + b"9" * 5000 + b"}]", "not valid JSON"),
-    ("wide.csv", b"submit,duration\n0," + b"x" * 200_000 + b"\n", "not a CSV file"),
+    ("wide.csv", b"submit,duration\n0," + b"x" * 200_000 + b"\n", "malformed CSV"),
 ])
 def test_a_hostile_trace_is_one_line_naming_the_file(tmp_path, name, data, says):
     (tmp_path / name).write_bytes(data)

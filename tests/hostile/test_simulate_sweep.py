@@ -9,7 +9,8 @@ import socket
 
 import pytest
 
-from tests.hostile.conftest import run, run_inprocess
+from inprocess import run_inprocess
+from tests.hostile.conftest import run
 
 BASE = """name: größe
 duration: 1h

@@ -23,7 +23,7 @@ def test_at_most_two_moves_at_once_per_node_koordinator_default():
     assert node_crowding(plan([("a", "b", 1), ("a", "c", 2)], 1.0), 2) is None
     assert "3 reservations on b" in node_crowding(plan([("a", "b", 1), ("c", "b", 2), ("d", "b", 3)], 1.0), 2)
     # a gang step taking 3 pods off one node at once
-    assert "step 1 moves 3 pod(s) off a" in node_crowding(plan([("a", "b", 1), ("a", "c", 1), ("a", "d", 1)], 1), 2)
+    assert "step 1 moves 3 pods off a" in node_crowding(plan([("a", "b", 1), ("a", "c", 1), ("a", "d", 1)], 1), 2)
     # a node that is a destination and a source at once counts both
     assert node_crowding(plan([("a", "b", 1), ("b", "c", 2), ("d", "b", 3)], 1.0), 2) is not None
 

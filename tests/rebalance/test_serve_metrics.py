@@ -6,7 +6,6 @@ from __future__ import annotations
 from prometheus_client.parser import text_string_to_metric_families
 
 from kubegpu.rebalance.budget import Budget
-from kubegpu.web.metrics import rebalance_families
 from kubegpu.web.rebalance import RebalanceJournal
 
 SHARED = ("kubegpu_rebalance_moves_total", "kubegpu_rebalance_gpu_seconds_lost_total",

@@ -1,7 +1,7 @@
 """Table tests per filter plugin, named after the upstream behaviour they pin."""
 
 import pytest
-from sched_builders import GPU, cluster, node, obj, pod
+from sched_builders import cluster, node, obj, pod
 
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from kubegpu.errors import InputError
@@ -54,3 +55,35 @@ def test_openb_pod_list_times_become_submissions_and_durations():
     assert all(j.work >= 1 for j in jobs)
     first = next(j for j in jobs if j.name == "openb-pod-0001")
     assert first.submit == 427061 and first.work == 12902960 - 427061
+
+
+OPENB_HEADER = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,scheduled_time,deletion_time\n"
+
+
+@pytest.mark.parametrize("row, says", [("p,1000,1024,2,500,,0,0,10", "must take whole GPUs"),
+                                       ("p,1000,1024,0,500,,0,0,10", "both must be 0 or both set"),
+                                       ("p,x,1024,1,500,,0,0,10", "cpu_milli")])
+def test_openb_trace_rows_are_read_as_pod_lists_read_them(tmp_path, row, says):
+    """The pod columns of an openb trace go through the pod-list reader (fragmentation/podlist.pod_task)."""
+    from kubegpu.fragmentation.podlist import load_pod_list
+
+    f = tmp_path / "openb.csv"
+    f.write_text(OPENB_HEADER + row + "\n")
+    with pytest.raises(InputError) as trace_err:
+        load_trace(f, classes={})
+    with pytest.raises(InputError) as list_err:
+        load_pod_list(f)
+    assert str(trace_err.value) == str(list_err.value) and f"{f}:2" in str(trace_err.value)
+    assert says in str(trace_err.value)
+
+
+def test_openb_trace_task_is_the_pod_list_task(tmp_path):
+    from kubegpu.fragmentation.podlist import load_pod_list
+
+    f = tmp_path / "openb.csv"
+    f.write_text(OPENB_HEADER + "a,8000,16384,1,460,V100M16|G2,5,7,100\nb,2000,1024.0,0,0,,0,,50\n")
+    jobs = {j.name: j for j in load_trace(f, classes={})}
+    tasks = {t.name: t for t in load_pod_list(f)}
+    for name in ("a", "b"):
+        assert jobs[name].task == msgspec.structs.replace(tasks[name], name="")
+    assert jobs["a"].task.models == frozenset({"V100M16", "G2"}) and jobs["a"].submit == 5 and jobs["a"].work == 93

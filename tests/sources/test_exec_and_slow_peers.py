@@ -14,7 +14,7 @@ from kubegpu.errors import SourceError
 from kubegpu.sources import kubeconfig as kc
 from kubegpu.sources.live import read_live
 
-from .test_kubeconfig import clean_env, write_config  # noqa: F401 - fixture and helper
+from .test_kubeconfig import write_config
 
 EXEC = "client.authentication.k8s.io/v1"
 

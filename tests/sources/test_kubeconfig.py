@@ -29,19 +29,6 @@ def write_config(path: Path, *, clusters=(), users=(), contexts=(), current=None
     return path
 
 
-@pytest.fixture
-def clean_env(monkeypatch, tmp_path):
-    """No KUBECONFIG, an empty HOME, and no service account: nothing configured."""
-    monkeypatch.delenv("KUBECONFIG", raising=False)
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    monkeypatch.delenv("KUBERNETES_SERVICE_PORT", raising=False)
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setattr(kc, "SERVICE_ACCOUNT_DIR", str(tmp_path / "no-service-account"))
-    return home
-
-
 def test_nothing_configured_says_how_to_pick_a_source(clean_env):
     with pytest.raises(SourceError) as err:
         resolve_cluster()

@@ -28,18 +28,6 @@ SIMULATE_RUN = {
 
 
 @pytest.fixture(scope="session")
-def demo_store():
-    from kubegpu.cli.options import SourceOptions, load_prices, load_state
-    from kubegpu.web.store import ModelStore
-
-    source = SourceOptions(demo="pitfalls", snapshots=(), kubeconfig=None, context=None, namespace=None,
-                           all_namespaces=False, k8s_version=None)
-    store = ModelStore(prices=load_prices(source))   # the demo's article price, as the CLI uses
-    store.install(load_state(source))
-    return store
-
-
-@pytest.fixture(scope="session")
 def client(demo_store):
     from starlette.testclient import TestClient
 

@@ -130,7 +130,7 @@ def test_overview_shows_the_rebalancer_line(app_for, tmp_path):
     write_rounds(tmp_path)
     text = app_for(tmp_path).get("/").text
     assert 'id="rebalance-line"' in text
-    assert "3 round(s)" in text and "2 pod(s) moved, 1 failed" in text and "1.75 GPU-hours" in text
+    assert "3 rounds" in text and "2 pods moved, 1 failed" in text and "1.75 GPU-hours" in text
 
 
 def test_without_the_option_nothing_rebalance_is_exported(client):

@@ -129,7 +129,9 @@ def object_origins(docs: Documents) -> dict[str, Origin]:
         if not is_file:
             out[ref] = Origin(uri=object_uri(cluster, ref))
             continue
-        lines = files.setdefault(where, _name_lines(Path(where)))
+        if where not in files:  # each file is scanned once (setdefault would rescan it for every object)
+            files[where] = _name_lines(Path(where))
+        lines = files[where]
         kind, name = ref.split("/")[0], ref.split("/")[-1]
         key = (where, kind, name)
         seen = used.get(key, 0)

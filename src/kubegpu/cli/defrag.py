@@ -9,7 +9,9 @@ import msgspec
 
 from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import load_prices, load_state, output_option, source_options
-from kubegpu.cli.render import dump_json, emit, to_plain, write_atomic
+from kubegpu.cli.render import emit, to_plain
+from kubegpu.cli.writer import write_atomic
+from kubegpu.jsontext import dump_json
 from kubegpu.cli.render import literal
 from kubegpu.defrag import Goal, Plan, after_state, plan_defrag
 from kubegpu.defrag.scope import namespace_policy, plan_in_namespace

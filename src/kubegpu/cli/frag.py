@@ -6,7 +6,8 @@ import click
 
 from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import load_prices, load_state, output_option, source_options
-from kubegpu.cli.render import emit, literal, write_atomic
+from kubegpu.cli.render import emit, literal
+from kubegpu.cli.writer import write_atomic
 from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, cluster_placement
 from kubegpu.fragmentation.report import FragReport, frag_report
 from kubegpu.fragmentation.shapes import load_mix

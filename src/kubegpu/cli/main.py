@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     143 within about a second, with worker processes ended and no half-written file.
     """
     from kubegpu.cli.interrupts import Terminated, guarded_stdout, on_signals, stdout_closed
-    from kubegpu.cli.render import OutputClosed
+    from kubegpu.cli.writer import OutputClosed
 
     with on_signals() as interrupts, guarded_stdout():
         try:

@@ -16,6 +16,7 @@ from kubegpu.cli.render import emit, literal, to_plain
 from kubegpu.errors import UsageError
 from kubegpu.model.timeutil import parse_duration
 from kubegpu.rebalance.budget import PER_NODE_DEFAULT
+from kubegpu.model.text import counted
 
 
 def _duration(ctx, param, value):
@@ -46,7 +47,7 @@ def round_table(con, report, *, wide: bool) -> None:
         why = (f"waiting {_fmt_age(entry.pending_seconds)}" if entry.pending_seconds is not None else
                "stranded GPUs" if entry.trigger == "stranded" else "resumed from its journal")
         con.print(f"[bold]plan {number}[/]: make room for {literal(entry.target)} ({why}): "
-                  f"{len(entry.moves)} move(s), {entry.gpu_hours_lost:.2f} GPU-hours lost - {literal(entry.status)}"
+                  f"{counted(len(entry.moves), 'move')}, {entry.gpu_hours_lost:.2f} GPU-hours lost - {literal(entry.status)}"
                   + (f": {literal(entry.reason)}" if entry.reason and entry.status != "planned" else ""))
         t = Table(box=None, pad_edge=False, header_style="bold")
         cols = ["POD", "FROM", "TO (HELD FIRST)", "GPUS", "GPU-H LOST", "OUTCOME"] + (["PLACEHOLDER"] if wide else [])

@@ -29,16 +29,8 @@ import yaml
 from rich.console import Console
 from rich.markup import escape
 
-from kubegpu.cli.writer import (  # noqa: F401 - the writer API is re-exported here
-    PENDING_TEMP_FILES,
-    OutputClosed,
-    open_output,
-    is_stdout,
-    raise_for,
-    write_all,
-    write_atomic,
-)
-from kubegpu.jsontext import dump_json, json_chunks, json_list_chunks, to_plain, top_plain  # noqa: F401 (re-exported)
+from kubegpu.cli.writer import is_stdout, open_output, raise_for
+from kubegpu.jsontext import json_chunks, json_list_chunks, to_plain, top_plain
 
 # ---------------------------------------------------------------------------------------------
 # YAML encoders, as a sequence of chunks (the JSON ones are kubegpu.jsontext, shared with serve).

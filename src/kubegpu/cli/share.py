@@ -23,13 +23,13 @@ def prediction_lines(r: ShareReport) -> list[str]:
     saves = money_text(p.saves_per_day) if p.saves_per_day else f"{p.saves_gpu_hours_per_day:g} GPU-hours/day"
     lines = [
         f"shared nodes         {', '.join(p.shared_nodes) or 'none'} (x{r.replicas} replicas per GPU)",
-        f"candidates           {p.candidates_placed} placed on {p.candidate_gpus.after:g} GPU(s) "
+        f"candidates           {p.candidates_placed} placed on {counted(p.candidate_gpus.after, 'GPU')} "
         f"(today {p.candidate_gpus.before:g} whole GPUs)"
         + (f"; not placed: {', '.join(p.candidates_not_placed)}" if p.candidates_not_placed else ""),
         f"GPUs free for whole-GPU work  {p.whole_gpus_free.before:g} -> {p.whole_gpus_free.after:g} "
         f"({p.gpus_freed:+g})",
         f"stranded GPUs        {p.stranded_gpus.before:g} -> {p.stranded_gpus.after:g} on the unshared nodes; "
-        f"{p.shared_free_gpus:g} GPU(s) of replicas left free on the shared nodes for more candidates",
+        f"{counted(p.shared_free_gpus, 'GPU')} of replicas left free on the shared nodes for more candidates",
         f"pending pods that fit {p.pods_fit_now.before:g} -> {p.pods_fit_now.after:g}"
         + (f" ({', '.join(p.newly_fit)})" if p.newly_fit else ""),
         f"worth                {saves} of GPUs put back to work; {counted(p.moved_pods, 'running pod')} "
@@ -44,7 +44,7 @@ def prediction_lines(r: ShareReport) -> list[str]:
 
 def _table(con, r: ShareReport, wide: bool) -> None:
     scope = f"pool {r.pool}" if r.pool else "the cluster"
-    con.print(literal(f"GPU sharing for {scope}: {r.nodes} GPU node(s), {len(r.candidates)} candidate(s)"))
+    con.print(literal(f"GPU sharing for {scope}: {counted(r.nodes, 'GPU node')}, {counted(len(r.candidates), 'candidate')}"))
     if r.candidates:
         rows = [[literal(c.pod), literal(c.workload or "-"), literal(c.node or "(pending)"), f"{c.gpus:g}",
                  f"{c.cpu_milli / 1000:g}", f"{c.memory_bytes / 2**30:.1f}Gi"] for c in r.candidates]

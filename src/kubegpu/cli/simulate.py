@@ -15,7 +15,8 @@ from rich.progress import Progress
 
 from kubegpu.cli.columns import Col, show
 from kubegpu.cli.options import check_seeds, output_option, source_options
-from kubegpu.cli.render import console, emit, literal, write_atomic
+from kubegpu.cli.render import console, emit, literal
+from kubegpu.cli.writer import write_atomic
 from kubegpu.cli.writer import write_all
 from kubegpu.errors import OutputError, UsageError
 from kubegpu.jsontext import json_bytes

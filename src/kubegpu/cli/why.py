@@ -13,8 +13,6 @@ from kubegpu.cli.render import literal
 from kubegpu.errors import UsageError
 from kubegpu.money.amount import money_text
 from kubegpu.money.cluster import cluster_prices
-from kubegpu.money.waits import WaitCosts
-from kubegpu.money.why import why_json, why_money
 
 
 def _money(m) -> str:
@@ -167,6 +165,8 @@ def why(pod, all_pods, with_nodes, event_text, source, output):
         raise UsageError("--nodes goes with --all (a single pod's report always lists every node)")
     from kubegpu.explain.batch import explain_one, iter_reports
     from kubegpu.scheduling.versions import version_of
+    from kubegpu.money.waits import WaitCosts  # prices waits through the scheduling core's gangs
+    from kubegpu.money.why import why_json, why_money
 
     state = load_state(source)
     version = version_of(state.server_version, state.k8s_version)

@@ -64,7 +64,7 @@ class _Model:
         self.rhi.append(hi)
 
     def solve(self, time_limit: float):
-        # scipy is imported here: heuristic-only callers (why, doctor) should not pay its import
+        # lazy: scipy costs start-up time; heuristic-only callers (why, doctor) should not pay its import
         from scipy.optimize import Bounds, LinearConstraint, milp
         from scipy.sparse import coo_matrix
 

@@ -16,7 +16,11 @@ import msgspec
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
+from kubegpu.money.cluster import cluster_prices
 from kubegpu.money.prices import PriceBook
+from kubegpu.money.report import money_section
+from kubegpu.sharing.candidates import audit_thresholds, default_replicas
+from kubegpu.sharing.report import share_fix, share_report
 from kubegpu.status import cluster_status
 from kubegpu.fragmentation.cluster import cluster_frag_report
 from kubegpu.explain.summary import pending_summary
@@ -104,9 +108,6 @@ OMITTED_WHEN_EMPTY = {"models"}   # sections that only appear when the cluster h
 
 def _share_fixes(state: ClusterState, prices, scope: NamespaceScope) -> list:
     """GPU sharing as a fix (kubegpu share's prediction for the cluster), when it frees GPUs."""
-    from kubegpu.sharing.candidates import audit_thresholds, default_replicas
-    from kubegpu.sharing.report import share_fix, share_report
-
     report = share_report(state, prices, pool=None, replicas=default_replicas(), limits=audit_thresholds(),
                           scope=scope)
     fix = share_fix(report, prices)
@@ -127,9 +128,6 @@ def doctor_report(state: ClusterState, *, only: set[str] | None = None,
             continue
         sections[key] = value
     if prices is not None and (not only or "money" in only):
-        from kubegpu.money.cluster import cluster_prices
-        from kubegpu.money.report import money_section
-
         priced = cluster_prices(state, prices)
         sections["money"] = money_section(state, sections, priced, extra_fixes=_share_fixes(state, priced, scope))
     return DoctorReport(source=state.source, server_version=state.server_version, sections=sections,

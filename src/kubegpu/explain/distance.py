@@ -53,8 +53,7 @@ def taint_distance(snap: SchedulingSnapshot, info: PodInfo, i: int) -> list[str]
     taint = first_untolerated(snap.nodes[i].spec.taints, info.pod.spec.tolerations, FILTER_EFFECTS)
     if taint is None:
         return []
-    value = f"={taint.value}" if taint.value else ""
-    return [f"taint {taint.key}{value}:{taint.effect} is not tolerated"]
+    return [f"taint {taint.text} is not tolerated"]
 
 
 def affinity_distance(snap: SchedulingSnapshot, info: PodInfo, i: int) -> list[str]:

@@ -7,6 +7,7 @@ not known, so nothing here says a change is enough. Ordered by size of change, a
 
 from __future__ import annotations
 
+from kubegpu.model.text import counted
 from kubegpu.scheduling.message import ParsedEvent
 
 # plugin -> (kind, cost, what to change); cost uses the scale of explain.remedies
@@ -22,7 +23,7 @@ _BY_PLUGIN: dict[str, tuple[str, int, str]] = {
     "VolumeZone": ("fix-volume", 2, "run in the zone of the volume, or use a volume in the pod's zone"),
     "VolumeRestrictions": ("fix-volume", 2, "release the volume held by another pod, or use another claim"),
     "NodeVolumeLimits": ("fix-volume", 3, "use nodes with spare volume attachments"),
-    "NodeUnschedulable": ("uncordon", 1, "uncordon the node(s) if the cordon is no longer needed"),
+    "NodeUnschedulable": ("uncordon", 1, "uncordon {the_nodes} if the cordon is no longer needed"),
 }
 
 
@@ -33,10 +34,12 @@ def event_remedies(parsed: ParsedEvent) -> list[dict]:
         if r.plugin is None or r.plugin in seen or r.plugin not in _BY_PLUGIN:
             continue
         kind, cost, what = _BY_PLUGIN[r.plugin]
+        what = what.replace("{the_nodes}", "the node" if r.count == 1 else "the nodes")
         if r.plugin == "NodeResourcesFit" and r.reason.startswith("Insufficient "):
             what = f"{r.reason.removeprefix('Insufficient ')}: " + what
+        says = "says" if r.count == 1 else "say"
         seen[r.plugin] = {"kind": kind, "cost": cost, "plugin": r.plugin, "nodes": r.count,
-                          "summary": f"{r.count} node(s) say \"{r.reason}\": {what}"}
+                          "summary": f"{counted(r.count, 'node')} {says} \"{r.reason}\": {what}"}
     out = sorted(seen.values(), key=lambda d: (d["cost"], -d["nodes"], d["plugin"]))
     total = parsed.total_nodes
     if total is not None and out and all(d["plugin"] in ("NodeAffinity", "TaintToleration", "NodeName")

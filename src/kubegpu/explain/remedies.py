@@ -90,14 +90,13 @@ def toleration_remedies(snap: SchedulingSnapshot, outcome: FilterOutcome, v: Kub
         if t is not None:
             taints[(t.key, t.value or "", t.effect)] = t
     out = []
-    for (key, value, effect), _ in sorted(taints.items()):
+    for (key, value, effect), taint in sorted(taints.items()):
         tol = Toleration(key=key, operator="Equal" if value else "Exists", value=value or None, effect=effect)
         variant = with_tolerations(pod, [tol])
         fits = len(fitting_nodes(snap, variant, v))
-        text = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
         if fits:
             out.append(Remedy(kind="add-toleration", cost=1, fits_nodes=fits,
-                              summary=f"add toleration {text} (fits on {counted(fits, 'node')} now)",
+                              summary=f"add toleration {taint.text} (fits on {counted(fits, 'node')} now)",
                               details={"toleration": {"key": key, "operator": tol.operator, "value": value or None,
                                                       "effect": effect}}))
     return out

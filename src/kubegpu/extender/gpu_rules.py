@@ -22,6 +22,7 @@ from kubegpu.model.gpu import GPU, NodeGpu
 from kubegpu.scheduling.fit import devices_with_room, fits_amounts
 from kubegpu.scheduling.framework import Code
 from kubegpu.scheduling.placement.state import PlacementState
+from kubegpu.model.text import counted
 
 PREFIX = "kubegpu: "
 SHARED_SCHEMES = ("time-slicing", "mps")
@@ -146,7 +147,7 @@ def gpu_verdicts(facts: PodFacts, live: PlacementState, base: PlacementState, gr
                                    f"per GPU): {units} {GPU} are {units} shares, not {units} whole GPUs"))
         count = live.gpu_count[idx].astype(np.int64)
         out.fail_by(wants & (count < num), count * 100_000 + num, Code.UNRESOLVABLE,
-                    lambda k: f"{PREFIX}{k // 100_000} GPU device(s) on the node, the pod needs {k % 100_000}")
+                    lambda k: f"{PREFIX}{counted(k // 100_000, 'GPU device')} on the node, the pod needs {k % 100_000}")
         room = np.zeros(len(idx), dtype=np.int64)
         for m in np.unique(milli[wants]).tolist():
             sel = wants & (milli == m)
@@ -171,5 +172,7 @@ def gpu_verdicts(facts: PodFacts, live: PlacementState, base: PlacementState, gr
 
 def _room_message(num: int, milli: int, room: int) -> str:
     if milli >= 1000:
-        return f"{PREFIX}{num} free GPU(s) needed, {room} free on the node"
-    return f"{PREFIX}{num} GPU(s) with {milli}m free each needed, {room} device(s) have that much"
+        return f"{PREFIX}{counted(num, 'free GPU')} needed, {room} free on the node"
+    each = " each" if num > 1 else ""
+    return (f"{PREFIX}{counted(num, 'GPU')} with {milli}m free{each} needed, "
+            f"{counted(room, 'device')} {'has' if room == 1 else 'have'} that much")

@@ -19,6 +19,7 @@ from pathlib import Path
 import msgspec
 
 from kubegpu.errors import InputError
+from kubegpu.sources.bounded import read_bounded
 
 SCHEMA = "kubegpu.io/decision/v1"
 MODES = ("extender-filter", "extender-prioritize", "extender-preempt", "shadow")
@@ -222,8 +223,6 @@ def read_ledger(path: str | Path, *, max_bytes: int = 1 << 30) -> list[Decision]
 
     A line that is not a decision record is an InputError naming the file and line.
     """
-    from kubegpu.sources.bounded import read_bounded
-
     p = Path(path)
     files = [f for f in (p.with_name(p.name + ".1"), p) if f.exists()]
     if not files:

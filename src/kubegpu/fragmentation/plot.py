@@ -39,7 +39,7 @@ def _priority_shades(gmap: GpuMap) -> dict[tuple[str, int], str]:
 
 def gpu_map_figure(gmap: GpuMap, *, max_nodes: int = 400):
     """The picture of `gmap` (the `max_nodes` nodes with most stranded GPU first when there are more)."""
-    import matplotlib
+    import matplotlib  # lazy: matplotlib costs start-up time and only --plot needs it
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from kubegpu.errors import InputError
@@ -33,8 +33,10 @@ def csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[
         reader = csv.DictReader(handle)
         try:
             header = reader.fieldnames or []
-        except (UnicodeDecodeError, csv.Error) as exc:
-            raise InputError(f"not a UTF-8 CSV file: {exc}", where=str(path)) from None
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text (byte {exc.start} of a block)", where=str(path)) from None
+        except csv.Error as exc:
+            raise InputError(f"malformed CSV at line {reader.line_num}: {exc}", where=str(path)) from None
         missing = [c for c in required if c not in header]
         if missing:
             raise InputError(f"missing column(s) {', '.join(missing)} (header: {','.join(header) or 'empty'})",
@@ -48,33 +50,43 @@ def csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[
             raise InputError(f"malformed CSV at line {reader.line_num}: {exc}", where=str(path)) from None
 
 
+def cell_int(raw: object, *, where: str, field: str, lo: int = 0, hi: int = INT64_MAX) -> int:
+    """One integer cell: "8", a whole number written as "8.0" (pandas), or a JSON number, within lo..hi."""
+    text = "" if raw is None else str(raw).strip()
+    if _WHOLE_FLOAT.fullmatch(text) and len(text) <= MAX_INT_CHARS:
+        text = text.split(".", 1)[0]
+    return parse_int(text, where=where, field=field, lo=lo, hi=hi)
+
+
 def int_field(row: dict[str, str], column: str, *, path: Path, line: int, lo: int = 0, hi: int = INT64_MAX) -> int:
-    """One integer cell ("8", or a whole number written as "8.0"), within lo..hi."""
-    raw = (row.get(column) or "").strip()
-    where = f"{path}:{line}"
-    if _WHOLE_FLOAT.fullmatch(raw) and len(raw) <= MAX_INT_CHARS:
-        raw = raw.split(".", 1)[0]
-    return parse_int(raw, where=where, field=column, lo=lo, hi=hi)
+    """One integer cell of a CSV row, named by file and line."""
+    return cell_int(row.get(column), where=f"{path}:{line}", field=column, lo=lo, hi=hi)
+
+
+def pod_task(row: Mapping[str, object], *, where: str) -> Task:
+    """One openb pod row as a task (memory in bytes, gpu_spec as allowed models); `where` names the row.
+
+    The one reading of the pod columns, for pod lists (`--mix FILE`, trace pods) and for the
+    simulator's openb traces (`simulate/trace_format.py`).
+    """
+    def cell(column: str, hi: int = INT64_MAX) -> int:
+        return cell_int(row.get(column), where=where, field=column, hi=hi)
+
+    num_gpu, gpu_milli = cell("num_gpu", hi=64), cell("gpu_milli", hi=MILLI)
+    if (num_gpu == 0) != (gpu_milli == 0):
+        raise InputError(f"num_gpu={num_gpu} with gpu_milli={gpu_milli}: both must be 0 or both set",
+                         where=where, field="gpu_milli")
+    if num_gpu > 1 and gpu_milli < MILLI:
+        raise InputError(f"a {num_gpu}-GPU pod must take whole GPUs (gpu_milli=1000), got {gpu_milli}",
+                         where=where, field="gpu_milli")
+    spec = str(row.get("gpu_spec") or "").strip()
+    models = frozenset(m for m in spec.split("|") if m) or None
+    return Task(name=str(row.get("name") or "").strip(), cpu_milli=cell("cpu_milli"),
+                mem_bytes=cell("memory_mib", hi=MAX_MEMORY_MIB) * MIB, num_gpu=num_gpu, gpu_milli=gpu_milli,
+                models=models)
 
 
 def load_pod_list(path: str | Path) -> list[Task]:
     """Read an openb pod list into tasks (memory in bytes, gpu_spec as allowed models)."""
     p = Path(path)
-    tasks: list[Task] = []
-    for line, row in csv_rows(p, POD_COLUMNS):
-        where = f"{p}:{line}"
-        num_gpu = int_field(row, "num_gpu", path=p, line=line, hi=64)
-        gpu_milli = int_field(row, "gpu_milli", path=p, line=line, hi=MILLI)
-        if (num_gpu == 0) != (gpu_milli == 0):
-            raise InputError(f"num_gpu={num_gpu} with gpu_milli={gpu_milli}: both must be 0 or both set",
-                             where=where, field="gpu_milli")
-        if num_gpu > 1 and gpu_milli < MILLI:
-            raise InputError(f"a {num_gpu}-GPU pod must take whole GPUs (gpu_milli=1000), got {gpu_milli}",
-                             where=where, field="gpu_milli")
-        spec = (row.get("gpu_spec") or "").strip()
-        models = frozenset(m for m in spec.split("|") if m) or None
-        tasks.append(Task(name=(row.get("name") or "").strip(),
-                          cpu_milli=int_field(row, "cpu_milli", path=p, line=line),
-                          mem_bytes=int_field(row, "memory_mib", path=p, line=line, hi=MAX_MEMORY_MIB) * MIB,
-                          num_gpu=num_gpu, gpu_milli=gpu_milli, models=models))
-    return tasks
+    return [pod_task(row, where=f"{p}:{line}") for line, row in csv_rows(p, POD_COLUMNS)]

@@ -22,6 +22,7 @@ from kubegpu.fragmentation.podlist import MAX_MEMORY_MIB, load_pod_list
 from kubegpu.model.gpu import MAX_GPUS_PER_POD
 from kubegpu.scheduling.placement.measure import ShapeMix, TaskShape
 from kubegpu.scheduling.placement.task import MILLI, Task
+from kubegpu.sources.bounded import read_bounded  # bounded in size and, for FIFOs, in time
 
 DEFAULT_COVERAGE = 0.95
 
@@ -80,8 +81,6 @@ def load_mix(path: str | Path, *, coverage: float = DEFAULT_COVERAGE) -> ShapeMi
     p = Path(path)
     if p.suffix.lower() == ".json":
         try:
-            from kubegpu.sources.bounded import read_bounded  # bounded in size and, for FIFOs, in time
-
             entries = msgspec.json.decode(read_bounded(p, max_bytes=1 << 30), type=list[_MixEntry])
         except (OSError, RecursionError, msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise InputError(f"not a task-shape mix: {exc}", where=str(p)) from exc

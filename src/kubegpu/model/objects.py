@@ -120,6 +120,11 @@ class Taint(_Obj):
     effect: str = ""
     time_added: str | None = None
 
+    @property
+    def text(self) -> str:
+        """`key=value:Effect`, or `key:Effect` without a value: the taint as `kubectl taint` writes it."""
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
 
 class TopologySpreadConstraint(_Obj):
     max_skew: int = 1

@@ -11,9 +11,17 @@ import os
 from typing import Any
 
 import httpx2
+from lightkube.core.exceptions import ApiError, ConfigError
+from lightkube.generic_resource import create_global_resource, create_namespaced_resource
+from lightkube.resources.apps_v1 import Deployment, StatefulSet
+from lightkube.resources.core_v1 import Node, Pod
+from lightkube.types import PatchType
 
 from kubegpu.errors import SourceError
+from kubegpu.models.rollout import versions_used_by_pods
 from kubegpu.models.spec import GROUP, KIND, PLURAL, VERSION, ModelCache
+from kubegpu.sources.kubeconfig import (credential_error, lightkube_client, request_timeouts, resolve_cluster,
+                                        transport_error)
 
 LWS = ("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", "leaderworkersets")
 
@@ -28,10 +36,6 @@ def _as_dict(obj: Any) -> dict:
 
 class KubeEdge:
     def __init__(self, client: Any, cluster: Any = None, timeouts: Any = None) -> None:
-        from lightkube.generic_resource import create_global_resource, create_namespaced_resource
-        from lightkube.resources.apps_v1 import Deployment, StatefulSet
-        from lightkube.resources.core_v1 import Node, Pod
-
         self.client = client
         self.cluster, self.timeouts = cluster, timeouts  # for naming the server when it cannot be reached
         self.ModelCache = create_global_resource(GROUP, VERSION, KIND, PLURAL)
@@ -41,17 +45,11 @@ class KubeEdge:
 
     @classmethod
     def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> "KubeEdge":
-        from kubegpu.sources.kubeconfig import lightkube_client, request_timeouts, resolve_cluster
-
         timeouts = request_timeouts(os.environ.get("KUBEGPU_TIMEOUT"))
         return cls(lightkube_client(kubeconfig, context, timeouts), resolve_cluster(kubeconfig, context), timeouts)
 
     def _call(self, what: str, fn, *args, **kwargs):
         """Every failure to get an answer is one SourceError naming the call (the loops retry on it)."""
-        from lightkube.core.exceptions import ApiError, ConfigError
-
-        from kubegpu.sources.kubeconfig import credential_error, transport_error
-
         try:
             return fn(*args, **kwargs)
         except ApiError as err:
@@ -90,8 +88,6 @@ class KubeEdge:
                                                                    fields={"spec.nodeName": node})))]
 
     def get_workload(self, kind: str, namespace: str, name: str) -> dict | None:
-        from lightkube.core.exceptions import ApiError
-
         def get():
             try:
                 return self.client.get(self.kinds[kind], name, namespace=namespace)
@@ -104,14 +100,10 @@ class KubeEdge:
         return None if obj is None else _as_dict(obj)
 
     def versions_in_use(self, cache: ModelCache, node: str) -> set[str]:
-        from kubegpu.models.rollout import versions_used_by_pods
-
         return versions_used_by_pods(cache, self.pods_on_node(node))
 
     # -- writes (merge patches) ------------------------------------------------------------------------
     def _patch(self, what: str, res, name: str, patch: dict, namespace: str | None = None) -> dict:
-        from lightkube.types import PatchType
-
         return _as_dict(self._call(what, self.client.patch, res, name, patch, namespace=namespace,
                                    patch_type=PatchType.MERGE))
 

@@ -18,6 +18,7 @@ import msgspec
 
 from kubegpu.errors import InputError
 from kubegpu.model.quantity import ceil_value, parse_quantity
+from kubegpu.sources.snapshot import read_snapshot
 
 API_VERSION = "kubegpu.io/v1alpha1"
 KIND = "ModelCache"
@@ -322,8 +323,6 @@ def base_url(cache: ModelCache) -> str | None:
 
 def load_cache_file(path: str) -> ModelCache:
     """The one ModelCache in a YAML or JSON file (a List or multi-document stream must hold exactly one)."""
-    from kubegpu.sources.snapshot import read_snapshot
-
     bodies = [d if isinstance(d, dict) else msgspec.json.decode(bytes(d)) for d in read_snapshot(path).items]
     found = [b for b in bodies if isinstance(b, dict) and b.get("kind") == KIND]
     if len(found) != 1:

@@ -33,6 +33,7 @@ from kubegpu.money.amount import HOURS_PER_DAY, Money
 from kubegpu.money.cluster import ClusterPrices
 from kubegpu.money.fixes import FixValue, fix_value
 from kubegpu.money.waits import observed_at
+from kubegpu.model.text import counted
 
 NO_CHECKPOINT = "KG-403"
 FLAPPING = ("KG-301", "KG-302")
@@ -129,7 +130,7 @@ def slow_load_cost(state: ClusterState, obj: str, prices: ClusterPrices,
     hours = gpus * seconds / 3600
     rate = prices.rate(sorted({p.spec.node_name for p in pods}))
     assumed = (f"1 GB of weights (the model's size is not in the cluster: multiply by its GB) read by each of "
-               f"{len(pods)} replica(s) ({gpus:g} GPUs held) from {backends[0].ref} at {throughput / 1e6:g} MB/s "
+               f"{counted(len(pods), 'replica')} ({counted(gpus, 'GPU')} held) from {backends[0].ref} at {throughput / 1e6:g} MB/s "
                f"({storage}, the default of `kubegpu storage estimate`) = {seconds:g} s per replica")
     return FindingCost(id=SLOW_LOAD, object=obj, what="GPU-hours held idle per GB of weights loaded, per roll-out",
                        gpu_hours=round(hours, 4), cost=rate.of(hours, "once") if rate else None, assumed=assumed)

@@ -12,6 +12,7 @@ import msgspec
 from kubegpu.fragmentation.report import stranded_of
 from kubegpu.money.amount import HOURS_PER_DAY, Money
 from kubegpu.money.cluster import ClusterPrices
+from kubegpu.model.text import counted
 
 
 class FixValue(msgspec.Struct, frozen=True):
@@ -55,7 +56,7 @@ def plan_value(plan, prices: ClusterPrices) -> FixValue | None:
     if not plan.feasible or before is None or after is None:
         return None
     freed = max(before - after, 0.0)
-    summary = f"{len(plan.moves)} move(s) free {freed:.2f} stranded GPUs ({before:g} -> {after:g})"
+    summary = f"{counted(len(plan.moves), 'move')} free {freed:.2f} stranded GPUs ({before:g} -> {after:g})"
     return fix_value("defrag", summary, prices=prices, one_off_gpu_hours=plan.total_cost_gpu_hours, frees_gpus=freed)
 
 
@@ -70,7 +71,7 @@ def defrag_fix(preview, prices: ClusterPrices) -> FixValue | None:
     if not getattr(preview, "feasible", False) or preview.stranded_before is None or preview.stranded_after is None:
         return None
     freed = max(preview.stranded_before - preview.stranded_after, 0.0)
-    summary = (f"defrag: {len(preview.moves)} move(s) make room for {preview.target} ({preview.gpus} GPUs); "
+    summary = (f"defrag: {counted(len(preview.moves), 'move')} make room for {preview.target} ({preview.gpus} GPUs); "
                f"frees {freed:.2f} stranded GPUs")
     return fix_value("defrag", summary, prices=prices, one_off_gpu_hours=preview.cost_gpu_hours, frees_gpus=freed,
                      command=preview.command)

@@ -28,6 +28,8 @@ from kubegpu.errors import InputError
 from kubegpu.money.list_prices import list_price
 from kubegpu.simulate.billing import Billing
 from kubegpu.simulate.nodes import NodeRecord
+from kubegpu.sources.bounded import read_bounded
+from kubegpu.sources.safe_yaml import load_yaml_documents
 
 MAX_PRICE = 1e7               # per hour; more is a typo (or a currency with no minor unit run wild)
 MAX_PRICES_BYTES = 4 << 20
@@ -130,8 +132,6 @@ def _entry_price(e: PriceEntry, i: int, default_currency: str, default_source: s
 
 def parse_prices(text: str | bytes, *, where: str, origin: str = "file", source: str | None = None) -> PriceBook:
     """A prices file's text as a PriceBook; InputError naming the file and field on any problem."""
-    from kubegpu.sources.safe_yaml import load_yaml_documents
-
     docs = [d for d in load_yaml_documents(text, where=where) if d is not None]
     if len(docs) != 1:
         raise InputError("expected one YAML document with `prices:`", where=where)
@@ -150,8 +150,6 @@ def parse_prices(text: str | bytes, *, where: str, origin: str = "file", source:
 
 def read_prices(path: str) -> PriceBook:
     """The prices file at `path` (bounded read: a FIFO or a huge file is an input error, not a hang)."""
-    from kubegpu.sources.bounded import read_bounded
-
     try:
         data = read_bounded(path, where=path, max_bytes=MAX_PRICES_BYTES)
     except OSError as err:

@@ -19,6 +19,7 @@ from kubegpu.model.kinds import Pod
 from kubegpu.model.timeutil import parse_time
 from kubegpu.money.amount import Money
 from kubegpu.money.cluster import ClusterPrices
+from kubegpu.scheduling.gang import find_gangs, gang_marker
 
 
 class PendingCost(msgspec.Struct, frozen=True):
@@ -57,8 +58,6 @@ class WaitCosts:
     streams its reports, so the cost of a pod must not re-scan the cluster)."""
 
     def __init__(self, state: ClusterState, prices: ClusterPrices) -> None:
-        from kubegpu.scheduling.gang import find_gangs
-
         self.state = state
         self.prices = prices
         self.now = observed_at(state)
@@ -67,8 +66,6 @@ class WaitCosts:
 
     def of(self, key: str) -> PendingCost | None:
         """The wait cost of pod "ns/name" (None when there is no such pod)."""
-        from kubegpu.scheduling.gang import gang_marker
-
         state, prices = self.state, self.prices
         ns, _, name = key.partition("/")
         pod = state.pod(ns, name)

@@ -21,6 +21,7 @@ from datetime import datetime, time, timedelta
 
 from kubegpu.defrag.plan import Plan
 from kubegpu.errors import UsageError
+from kubegpu.model.text import counted
 
 PER_NODE_DEFAULT = 2
 
@@ -91,7 +92,7 @@ class RoundAllowance:
         b = self.budget
         n = len(plan.moves)
         if self.moves + n > b.max_moves:
-            return f"{n} move(s) would pass --max-moves {b.max_moves} ({self.moves} already in this round)"
+            return f"{counted(n, 'move')} would pass --max-moves {b.max_moves} ({self.moves} already in this round)"
         crowded = node_crowding(plan, b.per_node)
         if crowded:
             return crowded
@@ -118,7 +119,7 @@ def node_crowding(plan: Plan, per_node: int) -> str | None:
         leaving = Counter(m.from_ for m in step)
         for node, n in sorted(leaving.items()):
             if n + held.get(node, 0) > per_node:
-                return f"step {step[0].step} moves {n} pod(s) off {node} at once, over {per_node} per node"
+                return f"step {step[0].step} moves {counted(n, 'pod')} off {node} at once, over {per_node} per node"
     return None
 
 

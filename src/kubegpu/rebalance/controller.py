@@ -40,6 +40,7 @@ from kubegpu.rebalance.reservation import plan_reservation, selector
 from kubegpu.rebalance.round import (PlanEntry, RoundReport, candidate_row, choose_sequence, entry_for, plan_for,
                                      stamp, stranded_plan, useful, with_beneficiaries)
 from kubegpu.rebalance.trigger import SustainedTimer, pending_candidates, stranded_reading
+from kubegpu.model.text import counted
 
 
 @dataclass
@@ -338,17 +339,17 @@ def _summary(report: RoundReport, moved: int) -> str:
     if report.mode == "dry-run":
         if not made:
             return ("nothing to do: no pending GPU pod past --min-pending-age has a plan" if not skipped else
-                    f"{len(skipped)} plan(s) held back by the budgets")
+                    f"{counted(len(skipped), 'plan')} held back by the budgets")
         moves = sum(len(p.moves) for p in made)
         lost = sum(p.gpu_hours_lost for p in made)
-        return (f"would run {len(made)} plan(s): {moves} move(s), {lost:.2f} GPU-hours of work lost; "
+        return (f"would run {counted(len(made), 'plan')}: {counted(moves, 'move')}, {lost:.2f} GPU-hours of work lost; "
                 "dry run, nothing changed")
     if not made and not skipped:
         return "nothing to do: no pending GPU pod past --min-pending-age has a plan"
     failed = [p for p in made if p.status != "done"]
-    text = f"{moved} pod(s) moved in {len(made)} plan(s)"
+    text = f"{counted(moved, 'pod')} moved in {counted(len(made), 'plan')}"
     if failed:
         text += "; " + "; ".join(f"{p.target}: {p.reason}" for p in failed)
     if skipped:
-        text += f"; {len(skipped)} plan(s) held back by the budgets"
+        text += f"; {counted(len(skipped), 'plan')} held back by the budgets"
     return text

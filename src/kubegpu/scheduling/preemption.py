@@ -26,7 +26,7 @@ import numpy as np
 from kubegpu.model.kinds import PodDisruptionBudget
 from kubegpu.model.selectors import selector_matches
 from kubegpu.scheduling.cycle import FilterOutcome, make_context, run_filters, run_prefilters
-from kubegpu.scheduling.framework import Code, Status
+from kubegpu.scheduling.framework import Code
 from kubegpu.scheduling.message import DRA_NO_CLAIMS, DRA_STATE_NOT_FOUND, PREEMPTION_PREFIX
 from kubegpu.scheduling.message import fit_error_message
 from kubegpu.scheduling.snapshot import NodeView, PodInfo, SchedulingSnapshot

@@ -17,6 +17,7 @@ from kubegpu.sharing.candidates import Thresholds, pod_class, sharing_candidates
 from kubegpu.sharing.config import (apply_steps, config_key, configmap, manifest_yaml, sharing_config,
                                     validate_config)
 from kubegpu.sharing.predict import replay_sharing
+from kubegpu.model.text import counted
 
 # The risks the sharing facts list (NVIDIA device plugin README "Shared Access to GPUs"; GPU Operator docs).
 RISKS = (
@@ -149,7 +150,7 @@ def share_report(state: ClusterState, prices: ClusterPrices, *, pool: str | None
                                                       "or less" + (f" in pool {pool}" if pool else ""))
     r = replay_sharing(state, gpu_nodes, candidates, replicas)
     if not r.shared_nodes:
-        return msgspec.structs.replace(empty, message=f"{len(candidates)} candidate(s), none of them admitted by the "
+        return msgspec.structs.replace(empty, message=f"{counted(len(candidates), 'candidate')}, none of them admitted by the "
                                        "nodes in scope (nodeSelector, node affinity, tolerations): nothing to share")
     product = state.node_gpus[r.shared_nodes[0]].model if r.shared_nodes else ""
     config = sharing_config("timeSlicing", replicas)
@@ -173,16 +174,17 @@ def share_report(state: ClusterState, prices: ClusterPrices, *, pool: str | None
         saves_gpu_hours_per_day=round(per_day, 2), saves_per_day=rate.of(per_day, "day") if rate else None,
         policy="bestfit")
     classes = sorted({pod_class(state, p) for p in candidates})
-    head = f"{len(candidates)} {'/'.join(classes)} pod(s) of one GPU or less"
+    head = f"{counted(len(candidates), '/'.join(classes) + ' pod')} of one GPU or less"
     if freed > 0 and not r.displaced_unplaced and not r.candidates_unplaced:
-        message = (f"{head}: time-slicing x{replicas} on {len(r.shared_nodes)} node(s) frees {freed:g} whole "
-                   "GPU(s) for whole-GPU work")
+        message = (f"{head}: time-slicing x{replicas} on {counted(len(r.shared_nodes), 'node')} frees "
+                   f"{counted(freed, 'whole GPU')} for whole-GPU work")
     else:
-        why = [f"frees {freed:g} whole GPU(s)"]
+        why = [f"frees {counted(freed, 'whole GPU')}"]
         if r.displaced_unplaced:
-            why.append(f"{len(r.displaced_unplaced)} pod(s) moved off the shared node(s) would not fit again")
+            why.append(f"{counted(len(r.displaced_unplaced), 'pod')} moved off the shared "
+                       f"{'node' if len(r.shared_nodes) == 1 else 'nodes'} would not fit again")
         if r.candidates_unplaced:
-            why.append(f"{len(r.candidates_unplaced)} candidate(s) would not fit")
+            why.append(f"{counted(len(r.candidates_unplaced), 'candidate')} would not fit")
         message = f"{head}: sharing does not pay here ({'; '.join(why)})"
     return ShareReport(pool=pool, nodes=len(gpu_nodes), replicas=replicas, candidates=rows, config=cfg,
                        alternatives=_alternatives(state, r.shared_nodes, replicas), prediction=prediction,

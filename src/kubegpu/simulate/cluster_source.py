@@ -22,10 +22,6 @@ GROUP_LABEL = "kubegpu.io/simulated-node-group"
 TOLERATE_EVERYTHING = ""  # a toleration with an empty key (operator Exists) tolerates every taint
 
 
-def _taint(t) -> str:
-    return f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
-
-
 def cluster_overrides(state) -> tuple[dict[str, Any], list[Job]]:
     """(scenario overrides for `cluster.node_groups` and `autoscaler`, the running pods as jobs)."""
     found = find_cluster_autoscalers(state)
@@ -47,7 +43,7 @@ def cluster_overrides(state) -> tuple[dict[str, Any], list[Job]]:
             "cpu": alloc.get("cpu", 0) / 1000, "memory": alloc.get("memory", 0), "gpus": gpu.physical,
             "gpu_model": gpu.model or "", "max_pods": alloc.get("pods", 110),
             "labels": {**{k: v for k, v in first.metadata.labels.items() if isinstance(v, str)}, GROUP_LABEL: name},
-            "taints": [_taint(t) for t in first.spec.taints if t.effect],
+            "taints": [t.text for t in first.spec.taints if t.effect],
             "min": min(lo, len(nodes)), "max": max(hi, len(nodes)), "initial": len(nodes),
             "autoscaled": name in known,
         }

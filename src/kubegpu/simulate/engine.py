@@ -19,12 +19,14 @@ from kubegpu.fragmentation.shapes import ShapeMix, TaskShape, mix_from_tasks
 from kubegpu.scheduling.placement.registry import NEEDS_MIX, make_policy
 from kubegpu.scheduling.placement.task import Placement
 from kubegpu.simulate import events as ev
+from kubegpu.simulate.autoscaler.loop import ClusterAutoscaler
 from kubegpu.simulate.nodes import ABSENT, DELETING, PROVISIONING, READY, ClusterNodes, NodeRecord, build_cluster
 from kubegpu.simulate.preemption import find_preemption
 from kubegpu.simulate.rebalancer import RebalancerSettings, SimRebalancer, stranded_gpus
 from kubegpu.simulate.feasibility import check_jobs_fit, num_feasible_nodes_to_find
 from kubegpu.simulate.jobstate import (DONE, GONE, PENDING, RUNNING, SAMPLE_INTERVAL, TIMED_OUT, JobRun, Stats,
                                       eviction_loss)
+from kubegpu.simulate.karpenter import Karpenter, KarpenterSettings
 from kubegpu.simulate.scenario import Scenario
 from kubegpu.simulate.workload import BATCH, Job
 
@@ -81,10 +83,8 @@ class Engine:
         check_jobs_fit(self.cluster, jobs)
         self.autoscaler = None
         if scenario.provider == "cluster-autoscaler":
-            from kubegpu.simulate.autoscaler.loop import ClusterAutoscaler
             self.autoscaler = ClusterAutoscaler(self, scenario.autoscaler)
         elif scenario.provider == "karpenter":
-            from kubegpu.simulate.karpenter import Karpenter, KarpenterSettings
             flags = {k: v for k, v in spec.autoscaler.items() if k != "provider"}
             self.autoscaler = Karpenter(self, KarpenterSettings(flags, where=scenario.source))
         self._pod_event_hook = getattr(self.autoscaler, "pod_event", None)

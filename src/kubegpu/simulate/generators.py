@@ -7,12 +7,15 @@ same jobs. Jobs are returned in submission order with ids assigned by the caller
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 
+from kubegpu.errors import InputError
 from kubegpu.scheduling.placement.task import Task
 from kubegpu.simulate.scenario import InferencePeaks, PodShape, PoissonJobs, Training
 from kubegpu.simulate.scenario_checks import quantity, seconds
+from kubegpu.simulate.trace_format import load_trace
 from kubegpu.simulate.workload import BATCH, SERVICE, Job, PriorityClass, Selector
 
 MIB = 1024 * 1024
@@ -83,7 +86,6 @@ def _choice(weights: dict[str, float], default: int, rng: np.random.Generator, s
     keys = np.array([int(k) for k in weights])
     p = np.array(list(weights.values()), dtype=float)
     if (keys < 0).any() or (p < 0).any() or p.sum() <= 0:
-        from kubegpu.errors import InputError
         raise InputError(f"{weights!r}: counts and weights must be non-negative", where=where, field="gpus")
     return keys[rng.choice(keys.size, size=size, p=p / p.sum())]
 
@@ -118,10 +120,6 @@ GENERATORS = {InferencePeaks: inference_peaks, Training: training, PoissonJobs: 
 
 def build_jobs(scenario) -> list[Job]:
     """Every job of the scenario (trace first, then generators in file order), sorted by submission."""
-    from pathlib import Path
-
-    from kubegpu.simulate.trace_format import load_trace
-
     spec, where = scenario.spec, scenario.source
     classes = {name: PriorityClass(name, c.value, c.preemption_policy) for name, c in spec.workload.priority_classes.items()}
     rng = np.random.default_rng([spec.seed, 0])

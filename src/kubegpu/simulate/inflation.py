@@ -27,7 +27,7 @@ import msgspec
 import numpy as np
 
 from kubegpu.errors import InputError
-from kubegpu.fragmentation.shapes import ShapeMix, mix_from_tasks
+from kubegpu.fragmentation.shapes import ShapeMix, TaskShape, mix_from_tasks
 from kubegpu.fragmentation.tracker import FragmentTracker
 from kubegpu.scheduling.placement.registry import make_policy
 from kubegpu.scheduling.placement.task import MILLI, Task
@@ -225,6 +225,4 @@ def run_experiment(nodes: TraceNodes, tasks: Sequence[Task], policies: Sequence[
 
 
 def _placeholder_mix() -> ShapeMix:
-    from kubegpu.fragmentation.shapes import TaskShape
-
     return ShapeMix([TaskShape(cpu_milli=0)])

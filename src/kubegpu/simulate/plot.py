@@ -10,7 +10,7 @@ from kubegpu.simulate.billing import Billing
 
 
 def timeline_png(engine) -> bytes:
-    import matplotlib
+    import matplotlib  # lazy: matplotlib costs start-up time and only a --plot needs it
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from kubegpu.simulate.nodes import matches
+from kubegpu.simulate.nodes import build_cluster, matches
 from kubegpu.simulate.scenario import Scenario
 from kubegpu.simulate.workload import BATCH, Job
 
@@ -72,8 +72,6 @@ class ReferenceEngine:
         for i, j in enumerate(jobs):
             j.id = i
         self.nodes: list[RefNode] = []
-        from kubegpu.simulate.nodes import build_cluster
-
         for g in build_cluster(scenario.spec.cluster.node_groups, where=scenario.source).groups:
             for k in range(g.spec.initial):
                 self.nodes.append(RefNode(f"{g.name}-{k}", g, g.cpu_milli, g.mem_bytes, g.gpus, g.spec.max_pods))

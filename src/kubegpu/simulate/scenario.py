@@ -17,6 +17,7 @@ import msgspec
 from kubegpu.errors import InputError
 from kubegpu.simulate import limits
 from kubegpu.simulate.autoscaler.config import AutoscalerConfig, autoscaler_config
+from kubegpu.simulate.karpenter_config import KarpenterSettings
 from kubegpu.simulate.scenario_checks import check_plain, check_values, check_work, clip, seconds, shown
 from kubegpu.sources.safe_yaml import load_yaml_documents, load_yaml_file
 
@@ -300,8 +301,6 @@ def validate(raw: dict, *, source: str, base_dir: str = ".") -> Scenario:
         raise InputError(f"unknown autoscaler provider {shown(provider)} (cluster-autoscaler, karpenter or none)",
                          where=source, field="autoscaler.provider")
     if provider == "karpenter":
-        from kubegpu.simulate.karpenter_config import KarpenterSettings
-
         KarpenterSettings(flags, where=source)  # validated here, used by the engine
         config = autoscaler_config({}, where=source)
     else:

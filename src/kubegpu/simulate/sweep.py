@@ -7,6 +7,8 @@ where it stopped. A run depends only on (scenario, params, seed): where it execu
 
 from __future__ import annotations
 
+import csv
+import io
 import itertools
 import json
 import math
@@ -14,6 +16,8 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import as_completed as done_first
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -110,7 +114,7 @@ def check_address(address: str) -> tuple[str, int]:
         raise UsageError(f"--address {shown(address)}: not a dask scheduler address like tcp://HOST:8786 "
                          "(a host and a port from 1 to 65535)")
     if url.scheme == "tls":
-        import dask.config
+        import dask.config  # lazy: dask is optional and heavy; only a tls:// --address needs it
 
         tls = dask.config.get("distributed.comm.tls", default={}) or {}
         if not (tls.get("ca-file") and (tls.get("client") or {}).get("cert")):
@@ -121,7 +125,7 @@ def check_address(address: str) -> tuple[str, int]:
 
 def _connect(address: str):
     """A dask Client, or one SourceError line within CONNECT_TIMEOUT_S."""
-    from distributed import Client
+    from distributed import Client  # lazy: dask is optional and heavy; only --address needs it
 
     host, port = check_address(address)
     try:  # a plain TCP connect first: "connection refused" at once instead of dask's retries
@@ -162,7 +166,7 @@ def _run_all(scenario: str, sets: list[str], todo: list[tuple[dict, int]], *, wo
     if not todo:
         return
     if address:
-        from distributed import as_completed
+        from distributed import as_completed  # lazy: dask is optional and heavy; only --address needs it
 
         with _connect(address) as client:
             futures = [client.submit(run_point, scenario, list(sets), p, s, pure=False) for p, s in todo]
@@ -173,8 +177,6 @@ def _run_all(scenario: str, sets: list[str], todo: list[tuple[dict, int]], *, wo
         for p, s in todo:
             yield run_point(scenario, list(sets), p, s)
         return
-    from concurrent.futures import ProcessPoolExecutor, as_completed as done_first
-
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(run_point, scenario, list(sets), p, s) for p, s in todo]
         for fut in done_first(futures):
@@ -197,9 +199,6 @@ def _get(data: dict, path: tuple[str, ...]) -> Any:
 
 
 def results_csv(rows: list[dict]) -> str:
-    import csv
-    import io
-
     keys = list(dict.fromkeys(k for r in rows for k in r["params"]))
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -216,9 +215,7 @@ MAX_PLOT_LABELS = 80
 
 def comparison_png(rows: list[dict], title: str) -> bytes:
     """Mean cost and p95 wait per parameter combination (over seeds)."""
-    import io
-
-    import matplotlib
+    import matplotlib  # lazy: matplotlib costs start-up time and only a --plot needs it
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure

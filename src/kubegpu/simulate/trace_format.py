@@ -15,14 +15,16 @@ submitted at creation_time (shifted so the first is at 0) that run deletion - sc
 
 from __future__ import annotations
 
-import csv
 import functools
 import json
 import math
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from kubegpu.errors import InputError
+from kubegpu.fragmentation.podlist import csv_rows, pod_task
 from kubegpu.model.integers import shown, parse_int
 from kubegpu.scheduling.placement.task import MILLI, Task
 from kubegpu.simulate.scenario_checks import quantity, seconds
@@ -38,31 +40,24 @@ MAX_TRACE_INT = 2**40 - 1  # counts, milli-CPU and MiB: far beyond any pod, and 
 
 
 def _rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    if path.suffix != ".json":  # the pod lists' CSV reader: bounded, streamed, strict UTF-8
+        return [(f"{path}:{line}", row) for line, row in csv_rows(path, ())]
     data = read_bounded(path, where=str(path), max_bytes=MAX_TRACE_BYTES)  # a FIFO or /dev/zero ends too
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise InputError(f"not UTF-8 text (byte {err.start})", where=str(path)) from None
-    if path.suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise InputError(f"not valid JSON: {err.msg} (line {err.lineno})", where=str(path)) from None
-        except ValueError as err:  # an integer beyond the interpreter's digit limit
-            raise InputError(f"not valid JSON: {' '.join(str(err).split())[:120]}", where=str(path)) from None
-        if isinstance(data, dict):
-            data = data.get("jobs")
-        if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
-            raise InputError("expected a list of job objects (or {\"jobs\": [...]})", where=str(path))
-        return [(f"{path}[{i}]", row) for i, row in enumerate(data)]
-    rows = []
-    reader = csv.DictReader(text.splitlines())
     try:
-        for i, row in enumerate(reader):
-            rows.append((f"{path}:{i + 2}", row))
-    except csv.Error as err:
-        raise InputError(f"not a CSV file: {err}", where=f"{path}:{reader.line_num}") from None
-    return rows
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"not valid JSON: {err.msg} (line {err.lineno})", where=str(path)) from None
+    except ValueError as err:  # an integer beyond the interpreter's digit limit
+        raise InputError(f"not valid JSON: {' '.join(str(err).split())[:120]}", where=str(path)) from None
+    if isinstance(data, dict):
+        data = data.get("jobs")
+    if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
+        raise InputError("expected a list of job objects (or {\"jobs\": [...]})", where=str(path))
+    return [(f"{path}[{i}]", row) for i, row in enumerate(data)]
 
 
 def _num(row: dict, key: str, where: str, default: float, *, integer: bool = False) -> float:
@@ -172,15 +167,8 @@ def _openb(rows: list[tuple[str, dict[str, Any]]]) -> list[Job]:
             raise InputError(f"deletion_time {deleted:g} is before creation/scheduling", where=where,
                              field="deletion_time")
         first = created if first is None else min(first, created)
-        gpus = int(_num(row, "num_gpu", where, 0, integer=True))
-        milli = int(_num(row, "gpu_milli", where, 0, integer=True))
-        if gpus and not 0 < milli <= MILLI:
-            raise InputError(f"{milli!r} is not in 1..1000", where=where, field="gpu_milli")
-        spec = str(row.get("gpu_spec") or "")
-        task = Task(cpu_milli=int(_num(row, "cpu_milli", where, 0, integer=True)),
-                    mem_bytes=int(_num(row, "memory_mib", where, 0, integer=True)) << 20, num_gpu=gpus,
-                    gpu_milli=milli if gpus else 0,
-                    models=frozenset(spec.split("|")) if spec and gpus else None)
+        # the pod columns as the pod-list reader reads them; the job carries the name
+        task = msgspec.structs.replace(pod_task(row, where=where), name="")
         start = scheduled if scheduled > 0 else created
         out.append(Job(id=-1, name=str(row.get("name") or f"pod-{len(out)}"), cls="openb", submit=created, task=task,
                        work=max(1.0, deleted - start), origin=where))

@@ -15,11 +15,13 @@ import os
 import socket
 import ssl
 import stat
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 import httpx2
+from lightkube import Client
 from lightkube.config import client_adapter
 from lightkube.config.kubeconfig import SERVICE_ACCOUNT, KubeConfig, SingleConfig
 from lightkube.config.models import User, UserExec
@@ -282,8 +284,6 @@ class _ExecAuth(client_adapter.ExecAuth):
         return SourceError(f"credential plugin {command} for user {c.user!r} (context {c.context}) {what}")
 
     def token(self) -> str:
-        import subprocess
-
         command, env = self._prepare()
         try:
             proc = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True,
@@ -361,8 +361,6 @@ def lightkube_client(kubeconfig: str | None = None, context: str | None = None,
     HTTP layer is swapped for `http_client` (same TLS and auth, plus exec v1). Pinned lightkube<2.
     Without `timeouts`, $KUBEGPU_TIMEOUT sets them, as for the read-only live source.
     """
-    from lightkube import Client
-
     cluster = resolve_cluster(kubeconfig, context)
     t = timeouts or request_timeouts(os.environ.get("KUBEGPU_TIMEOUT"))
     client = Client(config=cluster.single, timeout=httpx2.Timeout(t.read, connect=t.connect), trust_env=False)

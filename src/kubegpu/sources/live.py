@@ -389,7 +389,7 @@ def _tty_progress(enabled: bool) -> Iterator[Progress | None]:
     if not enabled:
         yield None
         return
-    from rich.console import Console
+    from rich.console import Console  # lazy: rich costs ~20-100 ms of start-up and only a terminal needs it
 
     console = Console(stderr=True, highlight=False)
     with console.status("connecting", spinner="dots") as status:

@@ -16,8 +16,12 @@ from starlette.staticfiles import StaticFiles
 
 from kubegpu.web.api import QUERY as API_QUERY
 from kubegpu.web.api import Api
+from kubegpu.web.decisions import QUERY as DECISIONS_QUERY
+from kubegpu.web.decisions import DecisionLog, DecisionRoutes
 from kubegpu.web.guard import Guard
 from kubegpu.web.metrics import LIVE_TTL, Exposition, RebalanceCollector
+from kubegpu.web.pages import QUERY as PAGE_QUERY
+from kubegpu.web.pages import Pages
 from kubegpu.web.rebalance import RebalanceJournal
 from kubegpu.web.store import ModelStore
 
@@ -29,9 +33,6 @@ def create_app(store: ModelStore, *, metrics_pods: bool = False, mix_name: str =
                rebalance_journal: str | None = None) -> Guard:
     """The whole server as one ASGI callable (the Guard wraps Starlette); `ledger` adds the decision log,
     `rebalance_journal` the rebalancer's metrics and overview line."""
-    from kubegpu.web.pages import QUERY as PAGE_QUERY
-    from kubegpu.web.pages import Pages
-
     api = Api(store)
     journal = RebalanceJournal(rebalance_journal) if rebalance_journal is not None else None
     pages = Pages(store, results_dir=results_dir, decisions=ledger is not None, rebalance=journal)
@@ -62,9 +63,6 @@ def create_app(store: ModelStore, *, metrics_pods: bool = False, mix_name: str =
     ]
     query = {**API_QUERY, **PAGE_QUERY}
     if ledger is not None:
-        from kubegpu.web.decisions import QUERY as DECISIONS_QUERY
-        from kubegpu.web.decisions import DecisionLog, DecisionRoutes
-
         decisions = DecisionRoutes(DecisionLog(ledger), pages)
         routes[:0] = [Route("/api/decisions", decisions.api), Route("/decisions", decisions.page)]
         query.update(DECISIONS_QUERY)

@@ -20,8 +20,11 @@ from prometheus_client.registry import Collector
 
 from kubegpu import __version__
 from kubegpu.audit.rules import METRIC_FRAG_RATE, METRIC_STRANDED
+from kubegpu.fragmentation.capacity import SIZES, cpu_by_size, pods_that_fit
+from kubegpu.fragmentation.cluster import pod_task
 from kubegpu.model.gpu import MILLI, gpu_number
 from kubegpu.models.metrics import METRIC_HELP
+from kubegpu.money.waits import pending_costs
 from kubegpu.web.store import ModelStore
 from kubegpu.web.views import ClusterViews, blocker_of, is_blocked
 
@@ -62,8 +65,6 @@ def _pool_rows(v: ClusterViews) -> Rows:
 
 def _node_stranded(v: ClusterViews) -> Rows:
     """Free GPUs per node that K-GPU pods cannot use (sums to kubegpu_stranded_gpus{size})."""
-    from kubegpu.fragmentation.capacity import SIZES, cpu_by_size, pods_that_fit
-
     state, cpu = v.placement, cpu_by_size(v.mix)
     gpu_nodes = np.flatnonzero(state.gpu_count > 0)
     free = state.dev_free.sum(axis=1, dtype=np.int64)
@@ -101,8 +102,6 @@ def _audit(v: ClusterViews) -> Rows:
 
 def _pod_gpus(v: ClusterViews) -> Rows:
     """Physical GPUs of each pod on a GPU node, as the fragmentation engine counts them."""
-    from kubegpu.fragmentation.cluster import pod_task
-
     for n in v.gpumap.nodes:
         for pod in sorted(v.state.pods_by_node.get(n.name, []), key=lambda p: p.key):
             task = pod_task(v.state, pod)
@@ -136,8 +135,6 @@ def _gpu_hour_price(v: ClusterViews) -> Rows:
 
 
 def _pending_waits(v: ClusterViews) -> list:
-    from kubegpu.money.waits import pending_costs
-
     return v.cached(("pending-waits",), lambda: pending_costs(
         v.state, [r.pod for r in v.pending_gpu if is_blocked(r)], v.prices))
 

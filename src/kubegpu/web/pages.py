@@ -17,9 +17,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
+from kubegpu.audit.catalog import PITFALLS
 from kubegpu.defrag.preview import largest_pending
-from kubegpu.web.api import parse_size
+from kubegpu.errors import KubegpuError
 from kubegpu.fragmentation.gpumap import NodeMap
+from kubegpu.model.text import counted
+from kubegpu.web.api import error, parse_size
 from kubegpu.web.results import read_results
 from kubegpu.web.store import ModelStore
 from kubegpu.web.views import ClusterViews, blocker_of, is_blocked
@@ -30,6 +33,7 @@ QUERY = {"/": frozenset({"pool", "model", "namespace"}), "/pending": frozenset({
          "/defrag": frozenset({"size", "for"})}
 
 _env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True)
+_env.filters["counted"] = counted  # '1 pod', '2 pods': never 'pod(s)'
 _env.tests["match_ns"] = lambda pod, ns: pod.startswith(ns + "/")
 
 
@@ -97,8 +101,6 @@ class Pages:
     async def not_found(self, request: Request, exc) -> Response:
         code = getattr(exc, "status_code", 404)
         if request.url.path.startswith(("/api/", "/static/", "/metrics")):
-            from kubegpu.web.api import error
-
             return error(code, "not found" if code == 404 else "method not allowed")
         return self._page("message.html", status=code, title="Not found" if code == 404 else "Not allowed",
                           message=f"Nothing at {request.url.path}.")
@@ -145,8 +147,6 @@ class Pages:
                           node_limit=200, decisions=self.decisions)
 
     async def defrag(self, request: Request) -> Response:
-        from kubegpu.errors import KubegpuError
-
         v = self._views()
         if v is None:
             return self._loading()
@@ -181,8 +181,6 @@ class Pages:
         return pod.key if pod is not None else None
 
     async def audit(self, request: Request) -> Response:
-        from kubegpu.audit.catalog import PITFALLS
-
         v = self._views()
         if v is None:
             return self._loading()

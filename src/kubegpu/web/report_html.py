@@ -9,6 +9,7 @@ import base64
 import html
 from typing import Any
 
+from kubegpu.audit.catalog import PITFALLS
 from kubegpu.doctor import DoctorReport
 from kubegpu.money.text import money_lines
 
@@ -53,8 +54,6 @@ def _code(text: str) -> str:
 
 def _audit(audit: dict[str, Any]) -> str:
     """Findings grouped by pitfall (worst group first, as the audit sorts them), one table per pitfall."""
-    from kubegpu.audit.catalog import PITFALLS
-
     parts = [f"<h2>Audit (score {audit['score']}/100)</h2>"]
     groups: dict[int, list[dict[str, Any]]] = {}
     for f in audit["findings"]:

@@ -32,7 +32,7 @@ def listen(address: str, port: int) -> socket.socket:
 
 def run_server(app, *, address: str, port: int, log_level: str) -> None:
     """Serve `app` on address:port until interrupted."""
-    import uvicorn
+    import uvicorn  # lazy: uvicorn is needed only once a server starts, not for --help or argument errors
 
     sock = listen(address, port)
     config = uvicorn.Config(app, host=address, port=port, log_level=log_level, access_log=False,

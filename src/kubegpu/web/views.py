@@ -12,18 +12,26 @@ import threading
 from collections import Counter
 from typing import Any, Callable
 
-
+from kubegpu.audit.engine import run_audit
+from kubegpu.defrag import Goal, after_state, plan_defrag
+from kubegpu.defrag.scope import namespace_policy, plan_in_namespace
+from kubegpu.explain.batch import explain_one, iter_reports
+from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, cluster_placement
 from kubegpu.fragmentation.gpumap import GpuMap, NodeMap, gpu_map
 from kubegpu.jsontext import json_bytes
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
+from kubegpu.models.metrics import metric_samples
+from kubegpu.models.overview import inputs_from_state
 from kubegpu.money.cluster import cluster_prices
 from kubegpu.money.prices import LIST_PRICES_BOOK, PriceBook
 from kubegpu.money.findings import audit_json
 from kubegpu.money.stranded import frag_cost, frag_json
 from kubegpu.money.waits import WaitCosts
 from kubegpu.money.why import why_json
+from kubegpu.scheduling.versions import version_of
+from kubegpu.status import cluster_status
 
 # The blocker class of a pending pod: the filter that rejects most nodes, or these.
 GANG_BLOCKER = "Gang"
@@ -59,12 +67,6 @@ class ClusterViews:
 
     def __init__(self, state: ClusterState, *, k8s_version: str | None = None, namespace: str | None = None,
                  prices: PriceBook = LIST_PRICES_BOOK) -> None:
-        from kubegpu.audit.engine import run_audit
-        from kubegpu.explain.batch import iter_reports
-        from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, cluster_placement
-        from kubegpu.scheduling.versions import version_of
-        from kubegpu.status import cluster_status
-
         # every call below is the one its CLI command makes (`kubegpu X [-n NS] -o json`)
         self.state = state
         self.namespace = namespace
@@ -112,8 +114,6 @@ class ClusterViews:
 
     def why_pod(self, namespace: str, name: str):
         """`kubegpu why NAME -n NAMESPACE`: the report of one pod (any phase), or None when there is no such pod."""
-        from kubegpu.explain.batch import explain_one
-
         pod = self.state.pod(namespace, name)
         if pod is None:
             return None
@@ -121,9 +121,6 @@ class ClusterViews:
 
     def defrag_plan(self, *, size: int | None = None, pod: str | None = None):
         """`kubegpu defrag [-n NS] --size K` or `--for POD` with the CLI's defaults: a plan, never applied."""
-        from kubegpu.defrag import Goal, plan_defrag
-        from kubegpu.defrag.scope import namespace_policy, plan_in_namespace
-
         goal = Goal(kind="size", size=size) if size is not None else Goal(kind="pod", pod=pod)
         return self.cached(("defrag", size, pod), lambda: plan_in_namespace(
             plan_defrag(self.state, goal, policy=namespace_policy(self.namespace)), self.namespace))
@@ -131,9 +128,6 @@ class ClusterViews:
     def defrag_after_map(self, plan) -> list[NodeMap]:
         """The GPU map after the plan's moves (for the before/after preview)."""
         def compute():
-            from kubegpu.defrag import after_state
-            from kubegpu.fragmentation.cluster import cluster_frag_report
-
             after = after_state(self.state, plan)
             return gpu_map(after, cluster_frag_report(after, scope=self.scope), self.mix).nodes
         goal = plan.goal
@@ -141,9 +135,6 @@ class ClusterViews:
 
     def model_cache_samples(self) -> list:
         """The ModelCache samples of /metrics (`kubegpu.models.metrics`), none without ModelCaches."""
-        from kubegpu.models.metrics import metric_samples
-        from kubegpu.models.overview import inputs_from_state
-
         return self.cached(("model-caches",), lambda: metric_samples(*inputs_from_state(self.state)))
 
     def pending_by_blocker(self) -> Counter:

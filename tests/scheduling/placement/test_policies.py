@@ -1,6 +1,5 @@
 """Each policy makes the choice its definition (paper / authors' simulator / kube-scheduler) says."""
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st

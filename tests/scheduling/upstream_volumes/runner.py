@@ -26,7 +26,7 @@ from kubegpu.scheduling.registry import DEFAULT_FILTERS
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import NEWEST
 
-from ..upstream.cases import UNRESOLVABLE, UNSCHEDULABLE, bind_existing, verdict  # noqa: F401  (re-exported)
+from ..upstream.cases import bind_existing, verdict
 
 DEFAULT_NS = "default"
 

@@ -11,9 +11,8 @@ migrated-plugins annotation names kubernetes.io/aws-ebs, and `va` VolumeAttachme
 
 import pytest
 
+from ..upstream.cases import UNRESOLVABLE, UNSCHEDULABLE
 from .runner import (
-    UNRESOLVABLE,
-    UNSCHEDULABLE,
     csinode,
     node,
     plugin_verdict,

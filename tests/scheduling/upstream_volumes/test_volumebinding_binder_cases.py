@@ -13,7 +13,8 @@ Assume / Bind / Revert / CheckBindings tables act after Filter.
 
 import pytest
 
-from .runner import UNRESOLVABLE, csinode, node, plugin_verdict, pod, pv, pvc, pvc_volume, storage_class
+from ..upstream.cases import UNRESOLVABLE
+from .runner import csinode, node, plugin_verdict, pod, pv, pvc, pvc_volume, storage_class
 
 NS, KEY = "testns", "nodeKey"
 NODE_CONFLICT = (UNRESOLVABLE, "node(s) didn't match PersistentVolume's node affinity")

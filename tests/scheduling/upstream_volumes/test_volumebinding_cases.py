@@ -6,7 +6,8 @@ own FindPodVolumes tables (binder_test.go) are in test_volumebinding_binder_case
 
 import pytest
 
-from .runner import UNRESOLVABLE, node, plugin_verdicts, pod, pv, pvc, pvc_volume, storage_class
+from ..upstream.cases import UNRESOLVABLE
+from .runner import node, plugin_verdicts, pod, pv, pvc, pvc_volume, storage_class
 
 HOSTNAME, REGION, ZONE = "kubernetes.io/hostname", "topology.kubernetes.io/region", "topology.kubernetes.io/zone"
 CLASSES = [storage_class("immediate-sc", mode="Immediate"), storage_class("wait-sc", mode="WaitForFirstConsumer"),

@@ -8,7 +8,8 @@ import pytest
 
 from kubegpu.scheduling.versions import KubeVersion
 
-from .runner import UNRESOLVABLE, node, plugin_verdict, pod, pv, pvc, pvc_volume, storage_class
+from ..upstream.cases import UNRESOLVABLE
+from .runner import node, plugin_verdict, pod, pv, pvc, pvc_volume, storage_class
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"

@@ -73,10 +73,9 @@ def untolerated_gpu_taints(ctx: AuditContext) -> Iterator[Hit]:
                 continue
             if any(tolerates(t, taint) for t in tolerations):
                 continue
-            text = f"{taint.key}={taint.value}:{taint.effect}" if taint.value else f"{taint.key}:{taint.effect}"
             gpus = ctx.state.node_gpus[node.name].physical
             toleration = {"key": taint.key, "operator": "Equal" if taint.value else "Exists",
                           "effect": taint.effect, **({"value": taint.value} if taint.value else {})}
             yield Hit(object=node.ref,
-                      message=f"taint {text} is tolerated by no workload: the node's {gpus} GPUs cannot be used",
+                      message=f"taint {taint.text} is tolerated by no workload: the node's {gpus} GPUs cannot be used",
                       evidence=(f"toleration to add to GPU pod templates: {toleration}",))

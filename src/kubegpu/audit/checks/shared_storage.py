@@ -6,6 +6,7 @@ import re
 from collections import Counter, defaultdict
 from typing import Iterator
 
+from kubegpu.audit.checks.model_cache import models_plan_remediation
 from kubegpu.audit.context import AuditContext
 from kubegpu.audit.findings import Hit
 from kubegpu.audit.volumes import VolumeBackend, pod_backends, pv_driver, spec_backends
@@ -48,8 +49,6 @@ def shared_model_volume(ctx: AuditContext) -> Iterator[Hit]:
         if len(owners) >= minimum:
             by_owner = Counter(owners)
             parts = ", ".join(f"{o}: {n}" for o, n in by_owner.most_common(5))
-            from kubegpu.audit.checks.model_cache import models_plan_remediation
-
             yield Hit(object=ref, message=f"{len(owners)} pods read one {backends[ref].driver} volume ({parts})",
                       remediation=models_plan_remediation(len(owners)))
 
