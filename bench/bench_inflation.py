@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from kubegpu.scheduling.placement.registry import POLICY_NAMES
+from kubegpu.placement.registry import POLICY_NAMES
 from kubegpu.simulate.inflation import run_experiment, simulate_run
 from kubegpu.simulate.trace import load_nodes, load_pods
 

@@ -96,7 +96,7 @@ def main() -> None:
     args = ap.parse_args()
     trace = synthetic_trace(args.jobs)
     import kubegpu.simulate.results  # noqa: F401  (both simulators imported before timing)
-    import kubegpu.scheduling.placement.registry  # noqa: F401
+    import kubegpu.placement.registry  # noqa: F401
     import gpu_choochoo.simulation.driver  # noqa: F401
     rows = []
     for sched in ("backfill", "fcfs"):

@@ -24,7 +24,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from kubegpu.scheduling.placement.registry import PAPER_POLICIES
+from kubegpu.placement.registry import PAPER_POLICIES
 from kubegpu.simulate.inflation import run_result
 from kubegpu.simulate.trace import load_nodes, load_pods
 

@@ -15,19 +15,27 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "kubegpu"
 # package -> kubegpu packages it must never import
 FORBIDDEN = {
     "model": {"sources", "scheduling", "explain", "fragmentation", "defrag", "simulate", "audit", "nccl", "web",
-              "cli", "status", "doctor", "models"},
-    "scheduling": {"explain", "fragmentation", "defrag", "simulate", "audit", "web", "cli", "doctor", "models"},
+              "cli", "status", "doctor", "modelcache"},
+    "scheduling": {"explain", "fragmentation", "defrag", "simulate", "audit", "web", "cli", "doctor", "modelcache",
+                   "placement", "storage"},
     "fragmentation": {"defrag", "simulate", "audit", "web", "cli", "doctor"},
     "explain": {"web", "cli", "doctor"},
     "defrag": {"web", "cli", "doctor"},
     "simulate": {"web", "cli", "doctor"},
     "audit": {"web", "cli", "doctor"},
     "nccl": {"web", "cli", "doctor", "scheduling"},
-    "sources": {"scheduling", "explain", "fragmentation", "defrag", "simulate", "audit", "web", "cli", "doctor",
-                "models"},
+    "sources": {"scheduling", "placement", "explain", "fragmentation", "defrag", "simulate", "audit", "web", "cli", "doctor",
+                "modelcache"},
+    # the FGD placement model builds on the scheduling core's fit rule; the core never reads it
+    "placement": {"explain", "fragmentation", "defrag", "simulate", "audit", "web", "cli", "doctor", "modelcache",
+                  "sources"},
+    "storage": {"scheduling", "placement", "explain", "fragmentation", "defrag", "simulate", "audit", "web", "cli",
+                "doctor", "modelcache", "sources"},
+    "guards": {"sources", "scheduling", "placement", "explain", "fragmentation", "defrag", "simulate",
+               "audit", "web", "cli", "doctor", "modelcache", "storage"},
     "status": {"web", "cli", "doctor"},
     "doctor": {"web", "cli"},
-    "models": {"web", "cli", "doctor"},
+    "modelcache": {"web", "cli", "doctor"},
     "money": {"web", "cli", "doctor"},
     "sharing": {"web", "cli", "doctor"},
     # the dashboard calls the engines the CLI calls, never the CLI itself (shared JSON text: kubegpu.jsontext)
@@ -38,7 +46,9 @@ FORBIDDEN = {
 # packages whose imports are an allow-list: module prefixes they may import (besides themselves and
 # kubegpu's top-level modules such as errors)
 ALLOWED = {
-    "models": ("kubegpu.model.", "kubegpu.sources.", "kubegpu.audit.storage"),
+    "modelcache": ("kubegpu.model.", "kubegpu.sources.", "kubegpu.guards.", "kubegpu.storage."),
+    # input guards sit below every edge and engine: only errors and the cluster model's integer rules
+    "guards": ("kubegpu.model.integers",),
 }
 
 
@@ -107,11 +117,11 @@ def test_package_imports_only_what_it_is_allowed(package):
 def test_allow_list_check_sees_a_disallowed_import(tmp_path):
     module = tmp_path / "x.py"
     module.write_text("import kubegpu.errors\ndef f():\n    from kubegpu.fragmentation.report import FragReport\n"
-                      "    from kubegpu.audit.storage import CLASSES\n    from kubegpu.audit.engine import run_audit\n")
+                      "    from kubegpu.storage.throughput import CLASSES\n    from kubegpu.audit.engine import run_audit\n")
     modules = imported_modules(module)
-    assert modules == {"kubegpu.errors", "kubegpu.fragmentation.report", "kubegpu.audit.storage",
+    assert modules == {"kubegpu.errors", "kubegpu.fragmentation.report", "kubegpu.storage.throughput",
                        "kubegpu.audit.engine"}
-    assert disallowed("models", modules, {"kubegpu.errors"}) == {"kubegpu.fragmentation.report", "kubegpu.audit.engine"}
+    assert disallowed("modelcache", modules, {"kubegpu.errors"}) == {"kubegpu.fragmentation.report", "kubegpu.audit.engine"}
 
 
 # Imports live at the top of a module (STYLE.md). The exceptions, each for start-up time: the CLI's
@@ -240,7 +250,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_cycles_between_modules():
-    """No two modules import each other, directly or around a loop (e.g. scheduling.placement <->
+    """No two modules import each other, directly or around a loop (e.g. placement <->
     fragmentation, explain.report <-> explain.remedies)."""
     found = cycles(import_graph())
     assert not found, "\n".join(" -> ".join(c) for c in found)

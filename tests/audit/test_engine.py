@@ -126,7 +126,7 @@ def test_default_config_is_the_catalog():
 
 
 def test_scheduler_config_in_a_configmap_goes_through_the_alias_bomb_guard():
-    """Cluster-provided YAML is read by sources.safe_yaml: a billion-laughs ConfigMap is refused (and
+    """Cluster-provided YAML is read by guards.safe_yaml: a billion-laughs ConfigMap is refused (and
     skipped), so its Coscheduling profile does not count; the same profile without the bomb does."""
     from kubegpu.audit.checks.gang_enforcement import served_gangs
     from kubegpu.audit.context import AuditContext

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from kubegpu.audit.rules import RuleOptions, prometheus_rule, prometheus_rule_yaml
-from kubegpu.audit.storage import estimate, parse_class_overrides, parse_size, parse_throughput
+from kubegpu.storage.throughput import estimate, parse_class_overrides, parse_size, parse_throughput
 from kubegpu.errors import InputError
 
 from .audit_support import demo_state
@@ -114,7 +114,7 @@ def test_per_storage_class_of_a_cluster_sorted_fastest_first():
     ("s3.csi.aws.com", {}, "object-store"),
 ])
 def test_storage_classes_are_classified_by_provisioner_and_parameters(provisioner, parameters, kind):
-    from kubegpu.audit.storage import storage_kind
+    from kubegpu.storage.throughput import storage_kind
     from kubegpu.model.kinds import StorageClass
     from kubegpu.model.objects import ObjectMeta
 

@@ -51,7 +51,7 @@ from kubegpu.extender.state import ExtenderModel, ExtenderStore
 from kubegpu.fragmentation.shapes import mix_from_tasks
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.decode import decode_object
-from kubegpu.scheduling.placement.task import MILLI, Placement, Task
+from kubegpu.placement.task import MILLI, Placement, Task
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.simulate.inflation import DEFAULT_TUNE, Curves, inflate_workload
 from kubegpu.simulate.trace import TraceNodes, trace_state

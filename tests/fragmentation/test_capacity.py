@@ -5,7 +5,7 @@ import pytest
 from kubegpu.fragmentation.capacity import fits_by_size, stranded_by_size
 from kubegpu.fragmentation.report import frag_report
 from kubegpu.fragmentation.shapes import ShapeMix, TaskShape
-from kubegpu.scheduling.placement.state import PlacementState
+from kubegpu.placement.state import PlacementState
 
 GIB = 1 << 30
 

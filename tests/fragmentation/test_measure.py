@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from kubegpu.fragmentation.measure import cluster_fragmentation, fragment_matrix, node_fragmentation
 from kubegpu.fragmentation.shapes import ShapeMix, TaskShape, mix_from_tasks
-from kubegpu.scheduling.placement.policies.fgd import FGD
-from kubegpu.scheduling.placement.state import PlacementState
-from kubegpu.scheduling.placement.task import Task
+from kubegpu.placement.policies.fgd import FGD
+from kubegpu.placement.state import PlacementState
+from kubegpu.placement.task import Task
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "alibaba-gpu-v2023"
 PAPER_MIX = ShapeMix([TaskShape(cpu_milli=0, num_gpu=1, gpu_milli=g) for g in (300, 500, 700)])

@@ -6,7 +6,7 @@ import pytest
 
 from kubegpu.errors import InputError
 from kubegpu.fragmentation.shapes import ShapeMix, TaskShape, load_mix, mix_from_tasks, mix_to_json
-from kubegpu.scheduling.placement.task import Task
+from kubegpu.placement.task import Task
 
 
 def tasks(spec: dict[tuple[int, int, int], int]) -> list[Task]:

@@ -17,11 +17,11 @@ import pytest
 import yaml
 
 from kubegpu.errors import SourceError
-from kubegpu.models.agent import MAX_CLOCK_SKEW_SECONDS, slots_taken
-from kubegpu.models.controller import Controller, run as run_controller
-from kubegpu.models.kube import KubeEdge
-from kubegpu.models.loop import retry_delay
-from kubegpu.models.spec import decode_cache
+from kubegpu.modelcache.agent import MAX_CLOCK_SKEW_SECONDS, slots_taken
+from kubegpu.modelcache.controller import Controller, run as run_controller
+from kubegpu.modelcache.kube import KubeEdge
+from kubegpu.modelcache.loop import retry_delay
+from kubegpu.modelcache.spec import decode_cache
 
 from inprocess import run_inprocess
 from .conftest import SRC

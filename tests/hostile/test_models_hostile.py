@@ -14,10 +14,10 @@ import threading
 import pytest
 import yaml
 
-from kubegpu.models import store
-from kubegpu.models.pull import PullFailed, pull
-from kubegpu.models.spec import decode_cache
-from models.source_server import SourceServer, cache_object
+from kubegpu.modelcache import store
+from kubegpu.modelcache.pull import PullFailed, pull
+from kubegpu.modelcache.spec import decode_cache
+from modelcache.source_server import SourceServer, cache_object
 
 from inprocess import run_inprocess
 

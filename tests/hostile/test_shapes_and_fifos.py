@@ -146,7 +146,7 @@ def test_an_engine_error_names_the_file_among_several_snapshots(tmp_path):
 
 
 def test_path_text_escapes_what_no_encoder_accepts():
-    from kubegpu.sources.bounded import path_text
+    from kubegpu.guards.bounded import path_text
 
     assert path_text(os.fsdecode(b"logs/r\xff.log")) == "logs/r\\xff.log"  # as `ls -b` shows it
     assert path_text("a\ud800b") == "a\\ud800b" and path_text("é/plain") == "é/plain"

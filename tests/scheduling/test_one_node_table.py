@@ -62,7 +62,7 @@ def test_the_state_has_one_table_and_every_view_reads_its_arrays():
 def test_table_columns_are_the_cluster_facts_and_read_only():
     st = mixed_cluster()
     table = NodeTable.from_cluster(st)
-    cpu, mem, fpga = table.column["cpu"], table.column["memory"], table.column[FPGA]
+    cpu, fpga = table.column["cpu"], table.column[FPGA]
     assert table.names == ["gpu-a", "cpu-b", "gpu-c", "gpu-d"]
     assert table.requested[:, cpu].tolist() == [9000, 3000, 0, 2000]
     assert table.mem_used.tolist() == [34 * 2**30, 5 * 2**30, 0, 2**30]

@@ -4,7 +4,7 @@ import pytest
 
 from kubegpu.fragmentation.cluster import pod_task
 from kubegpu.model.gpu import GpuDemand
-from kubegpu.scheduling.placement.task import Task
+from kubegpu.placement.task import Task
 from kubegpu.simulate.cluster_source import cluster_overrides
 from kubegpu.sources.demo import demo_objects
 from kubegpu.sources.documents import Documents, load_cluster

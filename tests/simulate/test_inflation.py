@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kubegpu.scheduling.placement.task import Task
+from kubegpu.placement.task import Task
 from kubegpu.simulate.inflation import Curves, inflate_workload, run_experiment, run_result
 from kubegpu.simulate.trace import TraceNodes, load_nodes, load_pods
 

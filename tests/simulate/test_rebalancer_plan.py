@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubegpu.scheduling.placement.task import Placement, Task
+from kubegpu.placement.task import Placement, Task
 from kubegpu.simulate.engine import Engine
 from kubegpu.simulate.workload import Job, Selector
 

@@ -163,7 +163,7 @@ def modelcache_cluster_objects() -> tuple[list[dict], int]:
 def test_model_cache_metrics_are_the_models_engine_samples():
     from starlette.testclient import TestClient
 
-    from kubegpu.models.metrics import METRIC_HELP
+    from kubegpu.modelcache.metrics import METRIC_HELP
     from kubegpu.sources.documents import Documents, load_cluster
     from kubegpu.web.app import create_app
     from kubegpu.web.store import ModelStore

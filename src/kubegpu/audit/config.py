@@ -26,8 +26,8 @@ from kubegpu.audit.findings import Severity
 from kubegpu.errors import InputError
 from kubegpu.model.quantity import parse_quantity
 from kubegpu.model.timeutil import parse_duration
-from kubegpu.sources.bounded import read_bounded  # bounded in size and, for FIFOs, in time
-from kubegpu.sources.safe_yaml import load_yaml_documents
+from kubegpu.guards.bounded import read_bounded  # bounded in size and, for FIFOs, in time
+from kubegpu.guards.safe_yaml import load_yaml_documents
 from kubegpu.model.integers import int_or_none
 
 IGNORE_ANNOTATION = "kubegpu.io/ignore"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubegpu.audit.catalog import CATALOG, PITFALLS
-from kubegpu.audit.storage import DEFAULT_THROUGHPUT, PROVISIONER_KINDS
+from kubegpu.storage.throughput import DEFAULT_THROUGHPUT, PROVISIONER_KINDS
 
 
 def _cell(text: str) -> str:

@@ -17,7 +17,7 @@ from urllib.parse import quote
 import msgspec
 
 from kubegpu.errors import InputError
-from kubegpu.sources.bounded import read_bounded
+from kubegpu.guards.bounded import read_bounded
 from kubegpu.sources.documents import Documents
 from kubegpu.sources.snapshot import MAX_BYTES
 

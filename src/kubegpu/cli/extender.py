@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from kubegpu.cli.options import load_state, source_options
-from kubegpu.scheduling.placement.registry import POLICY_NAMES
+from kubegpu.placement.registry import POLICY_NAMES
 
 # The policy the extender scores with unless --policy says otherwise. `fgd` because it is never
 # worse than itself: `kubegpu` over-reserves pinned GPU models on traces where few pods pin one

@@ -12,7 +12,7 @@ from kubegpu.fragmentation.cluster import cluster_frag_report, cluster_mix, clus
 from kubegpu.fragmentation.report import FragReport, frag_report
 from kubegpu.fragmentation.shapes import load_mix
 from kubegpu.model.text import counted
-from kubegpu.sources.bounded import path_text
+from kubegpu.guards.bounded import path_text
 from kubegpu.money.amount import money_text
 from kubegpu.money.cluster import cluster_prices
 from kubegpu.money.stranded import FragCost, frag_cost, frag_json

@@ -15,7 +15,7 @@ import click
 from kubegpu import __version__
 from kubegpu.cli.options import name_origin
 from kubegpu.errors import InputError, KubegpuError
-from kubegpu.sources.bounded import path_text
+from kubegpu.guards.bounded import path_text
 
 # name -> (module, attribute, one-line help). The order is the order of `--help`.
 COMMANDS: dict[str, tuple[str, str, str]] = {

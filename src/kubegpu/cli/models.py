@@ -30,7 +30,7 @@ def models():
 def _in_use_on_node(node: str | None, cache, kubeconfig: str | None, context: str | None) -> set[str] | None:
     if not node:
         return None
-    from kubegpu.models.kube import KubeEdge
+    from kubegpu.modelcache.kube import KubeEdge
 
     return KubeEdge.connect(kubeconfig, context).versions_in_use(cache, node)
 
@@ -55,8 +55,8 @@ def pull(cache_file, root, node, rate, kubeconfig, context, output):
     disk-space guard refused, the source failed after retries); 2 on bad input (manifest,
     digest, size, redirect to another host).
     """
-    from kubegpu.models.pull import PullFailed, pull as run_pull
-    from kubegpu.models.spec import load_cache_file, quantity_bytes
+    from kubegpu.modelcache.pull import PullFailed, pull as run_pull
+    from kubegpu.modelcache.spec import load_cache_file, quantity_bytes
 
     cache = load_cache_file(cache_file)
     cap = quantity_bytes(rate, None, "--rate") if rate else None
@@ -88,18 +88,18 @@ def _human_bytes(n: float | None) -> str:
 def _choose_cache(cache_file, model, source):
     """The ModelCache to plan: --cache FILE, else the one (or --model) of the cluster source."""
     from kubegpu.errors import UsageError
-    from kubegpu.models.spec import decode_cache, load_cache_file
+    from kubegpu.modelcache.spec import decode_cache, load_cache_file
 
     if cache_file:
         return load_cache_file(cache_file)
     from kubegpu.cli.options import load_state
 
     state = load_state(source)
-    from kubegpu.models.plan import caches_in_state
+    from kubegpu.modelcache.plan import caches_in_state
 
     bodies = caches_in_state(state)
     if not bodies and not (source.demo or source.snapshots):
-        from kubegpu.models.kube import KubeEdge
+        from kubegpu.modelcache.kube import KubeEdge
 
         bodies = KubeEdge.connect(source.kubeconfig, source.context).list_caches()
     if model:
@@ -113,7 +113,7 @@ def _choose_cache(cache_file, model, source):
 
 
 def _figures(figures_file, classes) -> dict[str, float]:
-    from kubegpu.audit.storage import parse_class_overrides
+    from kubegpu.storage.throughput import parse_class_overrides
     from kubegpu.errors import InputError
 
     out: dict[str, float] = {}
@@ -156,7 +156,7 @@ def plan(cache_file, model, classes, figures_file, source, output):
       kubegpu models plan --cache llama.yaml --demo --class nfs=1GB/s
     """
     from kubegpu.cli.options import load_state
-    from kubegpu.models.plan import plan as make_plan
+    from kubegpu.modelcache.plan import plan as make_plan
 
     cache = _choose_cache(cache_file, model, source)
     result = make_plan(cache, load_state(source), _figures(figures_file, classes))
@@ -209,8 +209,8 @@ def agent(node, root, once, interval, kubeconfig, context):
     spec.fanOut.maxNodesPulling nodes download at once; removes the kubegpu.io/model-not-ready
     taint once every cache targeting the node is verified here. RBAC: deploy/rbac/kubegpu-models-agent.yaml.
     """
-    from kubegpu.models.agent import Agent, run
-    from kubegpu.models.kube import KubeEdge
+    from kubegpu.modelcache.agent import Agent, run
+    from kubegpu.modelcache.kube import KubeEdge
 
     sys.exit(run(Agent(KubeEdge.connect(kubeconfig, context), node, root, log=_log), once=once, interval=interval))
 
@@ -227,8 +227,8 @@ def controller(no_taint, once, interval, kubeconfig, context):
     taints target nodes without any copy with kubegpu.io/model-not-ready:NoSchedule.
     RBAC: deploy/rbac/kubegpu-models-controller.yaml.
     """
-    from kubegpu.models.controller import Controller, run
-    from kubegpu.models.kube import KubeEdge
+    from kubegpu.modelcache.controller import Controller, run
+    from kubegpu.modelcache.kube import KubeEdge
 
     edge = KubeEdge.connect(kubeconfig, context)
     sys.exit(run(Controller(edge, taint_new_nodes=not no_taint, log=_log), once=once, interval=interval))
@@ -248,8 +248,8 @@ def manifest(folder, name, version, url, shared_path, output):
       kubegpu models manifest ./llama-3-8b --name llama-3-8b --version rev1 --url https://models/llama/rev1/
     """
     from kubegpu.errors import UsageError
-    from kubegpu.models.spec import API_VERSION, KIND, decode_cache
-    from kubegpu.models.store import sha256_of
+    from kubegpu.modelcache.spec import API_VERSION, KIND, decode_cache
+    from kubegpu.modelcache.store import sha256_of
     from pathlib import Path
 
     if bool(url) == bool(shared_path):
@@ -279,8 +279,8 @@ def bench(root, size, cache_file, output):
     """
     from pathlib import Path
 
-    from kubegpu.models.bench import measure
-    from kubegpu.models.spec import load_cache_file, quantity_bytes
+    from kubegpu.modelcache.bench import measure
+    from kubegpu.modelcache.spec import load_cache_file, quantity_bytes
 
     cache = load_cache_file(cache_file) if cache_file else None
     result = measure(Path(root), quantity_bytes(size, None, "--size") or 0, cache)

@@ -16,7 +16,7 @@ from kubegpu.errors import InputError, UsageError
 from kubegpu.model.integers import int_or_none, shown
 from kubegpu.model.namespaces import NamespaceScope, namespace_note
 from kubegpu.simulate.limits import MAX_SEEDS, SEED_MAX
-from kubegpu.sources.bounded import path_text
+from kubegpu.guards.bounded import path_text
 
 DEMO_VARIANTS = ("pitfalls", "clean")
 ORIGINS = "kubegpu.origins"  # ctx.meta key: object ref -> snapshot file it came from

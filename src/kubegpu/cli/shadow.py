@@ -7,7 +7,7 @@ import click
 from kubegpu.cli.extender import DEFAULT_POLICY, live_server_options
 from kubegpu.cli.options import source_options
 from kubegpu.errors import UsageError
-from kubegpu.scheduling.placement.registry import POLICY_NAMES
+from kubegpu.placement.registry import POLICY_NAMES
 
 
 @click.command()

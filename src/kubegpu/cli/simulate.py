@@ -21,11 +21,11 @@ from kubegpu.cli.writer import write_all
 from kubegpu.errors import OutputError, UsageError
 from kubegpu.jsontext import json_bytes
 from kubegpu.fragmentation.shapes import load_mix
-from kubegpu.scheduling.placement.registry import POLICY_NAMES
+from kubegpu.placement.registry import POLICY_NAMES
 from kubegpu.simulate.inflation import ARRIVAL_POINTS, DEFAULT_TUNE, InflationResult, run_experiment
 from kubegpu.simulate.sweep_journal import JOURNAL, journal_line, read_journal
 from kubegpu.simulate.trace import load_nodes, load_pods
-from kubegpu.sources.bounded import path_text
+from kubegpu.guards.bounded import path_text
 
 
 def parse_policies(values: tuple[str, ...]) -> list[str]:

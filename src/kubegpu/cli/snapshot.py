@@ -19,7 +19,7 @@ import msgspec
 from kubegpu.cli.options import file_option, format_for_file, output_option, read_documents, source_options
 from kubegpu.cli.render import open_output, yaml_list_chunks
 from kubegpu.sources.documents import Documents, snapshot_info, load_cluster, snapshot_info_object
-from kubegpu.sources.bounded import path_text
+from kubegpu.guards.bounded import path_text
 
 _ENCODER = msgspec.json.Encoder()
 _HEAD_JSON = b'{"apiVersion":"v1","kind":"List","metadata":{},"items":[\n'

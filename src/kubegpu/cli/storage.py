@@ -38,8 +38,8 @@ def estimate(size, classes, source, output):
       kubegpu storage estimate --size 140GB --class nfs=1GB/s
       kubegpu storage estimate --size 14GB --demo -o json
     """
-    from kubegpu.audit.storage import estimate as estimate_load
-    from kubegpu.audit.storage import parse_class_overrides, parse_size
+    from kubegpu.storage.throughput import estimate as estimate_load
+    from kubegpu.storage.throughput import parse_class_overrides, parse_size
 
     size_bytes = parse_size(size, field="--size")
     overrides = parse_class_overrides(classes)

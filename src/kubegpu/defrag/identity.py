@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import asdict, dataclass
 
 from kubegpu.errors import InputError
-from kubegpu.sources.bounded import read_bounded
+from kubegpu.guards.bounded import read_bounded
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from kubegpu.fragmentation.cluster import cluster_frag_report
 from kubegpu.explain.summary import pending_summary
 from kubegpu.defrag.preview import defrag_preview
 from kubegpu.audit.engine import run_audit
-from kubegpu.models.overview import doctor_section_from_state
+from kubegpu.modelcache.overview import doctor_section_from_state
 
 
 class PhaseCounts(msgspec.Struct):

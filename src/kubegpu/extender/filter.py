@@ -21,8 +21,8 @@ from kubegpu.extender.gpu_rules import PREFIX, Verdicts, gpu_verdicts
 from kubegpu.extender.podfacts import PodFacts
 from kubegpu.extender.state import ExtenderModel, ExtenderStore, node_index_array
 from kubegpu.scheduling.framework import Code
-from kubegpu.scheduling.placement.state import default_devices
-from kubegpu.scheduling.placement.task import Placement
+from kubegpu.placement.state import default_devices
+from kubegpu.placement.task import Placement
 from kubegpu.scheduling.message import fit_error_message
 
 UNKNOWN_NODE = PREFIX + "node not in the extender's cache yet (it may have just joined)"

@@ -21,7 +21,7 @@ from kubegpu.extender.podfacts import PodFacts
 from kubegpu.model.gpu import GPU, NodeGpu
 from kubegpu.scheduling.fit import devices_with_room, fits_amounts
 from kubegpu.scheduling.framework import Code
-from kubegpu.scheduling.placement.state import PlacementState
+from kubegpu.placement.state import PlacementState
 from kubegpu.model.text import counted
 
 PREFIX = "kubegpu: "

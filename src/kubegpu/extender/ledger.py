@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from kubegpu.errors import InputError
-from kubegpu.sources.bounded import read_bounded
+from kubegpu.guards.bounded import read_bounded
 
 SCHEMA = "kubegpu.io/decision/v1"
 MODES = ("extender-filter", "extender-prioritize", "extender-preempt", "shadow")

@@ -18,7 +18,7 @@ from kubegpu.model.decode import decode_object
 from kubegpu.model.gpu import GPU, GPU_SHARED, GpuDemand, NodeGpu, pod_gpu_demand
 from kubegpu.model.kinds import Pod
 from kubegpu.model.resources import pod_requests
-from kubegpu.scheduling.placement.task import Task
+from kubegpu.placement.task import Task
 
 _POD = msgspec.json.Decoder(Pod)
 

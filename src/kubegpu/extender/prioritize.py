@@ -29,9 +29,9 @@ from kubegpu.extender.core import core_verdict
 from kubegpu.extender.podfacts import PodFacts
 from kubegpu.extender.state import ExtenderModel, ExtenderStore, node_index_array
 from kubegpu.extender.wire import MAX_EXTENDER_PRIORITY, HostPriority, gather_host_priorities
-from kubegpu.scheduling.placement.measure import node_fragmentation
-from kubegpu.scheduling.placement.state import PlacementState, default_devices
-from kubegpu.scheduling.placement.task import Placement, Task
+from kubegpu.placement.measure import node_fragmentation
+from kubegpu.placement.state import PlacementState, default_devices
+from kubegpu.placement.task import Placement, Task
 
 TIE_SCORE = MAX_EXTENDER_PRIORITY - 1
 REST_MAX = MAX_EXTENDER_PRIORITY - 2

@@ -24,8 +24,8 @@ from kubegpu.extender.prioritize import decide_prioritize, stranded_after
 from kubegpu.extender.service import gpu_request, now_text, pod_ref
 from kubegpu.extender.state import ExtenderModel, ExtenderStore
 from kubegpu.model.cluster import ClusterState
-from kubegpu.scheduling.placement.state import default_devices
-from kubegpu.scheduling.placement.task import Placement
+from kubegpu.placement.state import default_devices
+from kubegpu.placement.task import Placement
 
 
 def new_binds(before: ClusterState, after: ClusterState) -> list:

@@ -32,10 +32,10 @@ from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import NodeGpu
 from kubegpu.model.kinds import Pod
 from kubegpu.scheduling.gang import Gang, GangPlacement, find_gangs, gang_marker, place_gang
-from kubegpu.scheduling.placement.measure import ShapeMix
-from kubegpu.scheduling.placement.registry import make_policy
-from kubegpu.scheduling.placement.state import PlacementState, default_devices
-from kubegpu.scheduling.placement.task import Placement, Task
+from kubegpu.placement.measure import ShapeMix
+from kubegpu.placement.registry import make_policy
+from kubegpu.placement.state import PlacementState, default_devices
+from kubegpu.placement.task import Placement, Task
 from kubegpu.scheduling.snapshot import SchedulingSnapshot
 from kubegpu.scheduling.versions import KubeVersion, version_of
 from kubegpu.web.store import ModelStore

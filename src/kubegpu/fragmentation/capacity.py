@@ -23,7 +23,7 @@ import numpy as np
 
 from kubegpu.fragmentation.shapes import ShapeMix
 from kubegpu.scheduling.fit import copies_that_fit
-from kubegpu.scheduling.placement.state import PlacementState
+from kubegpu.placement.state import PlacementState
 from kubegpu.model.gpu import MILLI
 
 SIZES: tuple[int, ...] = (1, 2, 4, 8)

@@ -15,8 +15,8 @@ from kubegpu.model.cluster import ClusterState
 from kubegpu.model.gpu import GpuDemand
 from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
-from kubegpu.scheduling.placement.state import PlacementState
-from kubegpu.scheduling.placement.task import MILLI, Task
+from kubegpu.placement.state import PlacementState
+from kubegpu.placement.task import MILLI, Task
 
 # Used only when a cluster has no pods at all and no --mix is given: every whole-GPU size alike.
 WHOLE_GPU_SIZES_MIX = ShapeMix([TaskShape(cpu_milli=0, num_gpu=k, gpu_milli=MILLI) for k in (1, 2, 4, 8)])

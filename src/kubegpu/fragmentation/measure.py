@@ -1,10 +1,10 @@
 """The FGD fragmentation measure F_n(M) (paper §3), as the fragmentation reports use it.
 
-The measure itself lives in `kubegpu.scheduling.placement.measure`, where the placement
+The measure itself lives in `kubegpu.placement.measure`, where the placement
 policies that score with it can import it without importing this package (no import cycle).
 """
 
-from kubegpu.scheduling.placement.measure import (
+from kubegpu.placement.measure import (
     Fragmentation,
     cluster_fragmentation,
     fragment_matrix,

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from kubegpu.errors import InputError
 from kubegpu.model.integers import INT64_MAX, MAX_INT_CHARS, parse_int
-from kubegpu.scheduling.placement.task import MILLI, Task
-from kubegpu.sources.bounded import open_bounded  # bounded in size, and in time for FIFOs/pipes
+from kubegpu.placement.task import MILLI, Task
+from kubegpu.guards.bounded import open_bounded  # bounded in size, and in time for FIFOs/pipes
 
 MIB = 1 << 20
 MAX_CSV_BYTES = 4 * 1024**3  # the whole Alibaba trace is a few MB

@@ -21,7 +21,7 @@ import numpy as np
 from kubegpu.fragmentation.capacity import SIZES, cpu_by_size, fits_by_size, pods_that_fit, stranded_by_size
 from kubegpu.fragmentation.measure import state_fragmentation
 from kubegpu.fragmentation.shapes import ShapeMix
-from kubegpu.scheduling.placement.state import PlacementState
+from kubegpu.placement.state import PlacementState
 from kubegpu.model.gpu import MILLI, gpu_number
 
 

@@ -20,9 +20,9 @@ import numpy as np
 from kubegpu.errors import InputError
 from kubegpu.fragmentation.podlist import MAX_MEMORY_MIB, load_pod_list
 from kubegpu.model.gpu import MAX_GPUS_PER_POD
-from kubegpu.scheduling.placement.measure import ShapeMix, TaskShape
-from kubegpu.scheduling.placement.task import MILLI, Task
-from kubegpu.sources.bounded import read_bounded  # bounded in size and, for FIFOs, in time
+from kubegpu.placement.measure import ShapeMix, TaskShape
+from kubegpu.placement.task import MILLI, Task
+from kubegpu.guards.bounded import read_bounded  # bounded in size and, for FIFOs, in time
 
 DEFAULT_COVERAGE = 0.95
 

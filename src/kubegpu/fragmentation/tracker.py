@@ -1,5 +1,5 @@
 """Incremental F_n(M) per node: `FragmentTracker`, defined next to the measure in the scheduling layer."""
 
-from kubegpu.scheduling.placement.tracker import FragmentTracker
+from kubegpu.placement.tracker import FragmentTracker
 
 __all__ = ["FragmentTracker"]

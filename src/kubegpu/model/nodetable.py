@@ -1,6 +1,6 @@
 """NodeTable: the one columnar (numpy) view of a cluster's nodes, built once per ClusterState.
 
-The scheduling snapshot (`scheduling.snapshot`) and the placement state (`scheduling.placement`)
+The scheduling snapshot (`scheduling.snapshot`) and the placement state (`placement`)
 are both built from it, so every engine reads the same rows in the same order: allocatable and
 requested per resource column, the bound pods' request vectors, GPU devices, readiness facts,
 pools, labels and taint groups. `NodeTable.from_cluster(state)` is the state's table (cached on

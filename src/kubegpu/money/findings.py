@@ -22,8 +22,8 @@ from collections import defaultdict
 
 import msgspec
 
-from kubegpu.audit.storage import DEFAULT_THROUGHPUT, PROVISIONER_KINDS, load_seconds
-from kubegpu.audit.volumes import spec_backends
+from kubegpu.storage.throughput import DEFAULT_THROUGHPUT, PROVISIONER_KINDS, load_seconds
+from kubegpu.storage.volumes import spec_backends
 from kubegpu.model.autoscaler import find_cluster_autoscalers
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.timeutil import parse_duration

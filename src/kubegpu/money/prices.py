@@ -28,8 +28,8 @@ from kubegpu.errors import InputError
 from kubegpu.money.list_prices import list_price
 from kubegpu.simulate.billing import Billing
 from kubegpu.simulate.nodes import NodeRecord
-from kubegpu.sources.bounded import read_bounded
-from kubegpu.sources.safe_yaml import load_yaml_documents
+from kubegpu.guards.bounded import read_bounded
+from kubegpu.guards.safe_yaml import load_yaml_documents
 
 MAX_PRICE = 1e7               # per hour; more is a typo (or a currency with no minor unit run wild)
 MAX_PRICES_BYTES = 4 << 20

@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 from kubegpu.errors import InputError
 from kubegpu.model.integers import parse_int
-from kubegpu.sources.bounded import open_bounded, path_text
+from kubegpu.guards.bounded import open_bounded, path_text
 
 STDIN_NAME = "-"
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -95,7 +95,7 @@ MAX_LOG_BYTES = 64 * 1024**3
 def _open_binary(name: str) -> BinaryIO:
     if name != STDIN_NAME and Path(name).is_dir():
         raise InputError("is a directory, not a log file", where=path_text(name))
-    # bounded in size, and in time for stdin, FIFOs and devices (sources.bounded)
+    # bounded in size, and in time for stdin, FIFOs and devices (guards.bounded)
     return open_bounded(name, where="<stdin>" if name == STDIN_NAME else path_text(name), max_bytes=MAX_LOG_BYTES)
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from kubegpu.errors import InputError
 from kubegpu.model.timeutil import parse_time
 from kubegpu.rebalance.budget import Spent
-from kubegpu.sources.bounded import read_bounded
+from kubegpu.guards.bounded import read_bounded
 
 LEDGER_NAME = "budget-ledger.jsonl"
 MAX_BYTES = 64 << 20      # about 400,000 rounds: years at the default 5-minute interval

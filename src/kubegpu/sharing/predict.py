@@ -1,6 +1,6 @@
 """The predicted effect of time-slicing a pool: replay the cluster's own pods with the placement model.
 
-The replay, on a copy of the cluster's placement state (scheduling.placement.PlacementState):
+The replay, on a copy of the cluster's placement state (placement.PlacementState):
 1. choose the fewest GPU nodes of the pool that hold every candidate at `replicas` per GPU,
    preferring nodes whose GPUs candidates already hold (time-slicing applies to a whole node);
 2. take every candidate off its GPU and every other GPU pod off the shared nodes;
@@ -31,9 +31,9 @@ from kubegpu.model.nodetable import NodeTable
 from kubegpu.scheduling.filters.nodeaffinity import node_affinity_mask
 from kubegpu.scheduling.filters.tainttoleration import first_untolerated
 from kubegpu.scheduling.fit import whole_free_devices
-from kubegpu.scheduling.placement.registry import make_policy
-from kubegpu.scheduling.placement.state import PlacementState
-from kubegpu.scheduling.placement.task import MILLI, Placement, Task
+from kubegpu.placement.registry import make_policy
+from kubegpu.placement.state import PlacementState
+from kubegpu.placement.task import MILLI, Placement, Task
 
 POLICY = "bestfit"
 

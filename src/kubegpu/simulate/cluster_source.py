@@ -15,7 +15,7 @@ from typing import Any
 
 from kubegpu.model.autoscaler import find_cluster_autoscalers
 from kubegpu.model.pools import node_pool
-from kubegpu.scheduling.placement.task import Task
+from kubegpu.placement.task import Task
 from kubegpu.simulate.workload import SERVICE, Job, PriorityClass, Selector
 
 GROUP_LABEL = "kubegpu.io/simulated-node-group"

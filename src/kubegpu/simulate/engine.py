@@ -16,8 +16,8 @@ from collections.abc import Callable
 import numpy as np
 
 from kubegpu.fragmentation.shapes import ShapeMix, TaskShape, mix_from_tasks
-from kubegpu.scheduling.placement.registry import NEEDS_MIX, make_policy
-from kubegpu.scheduling.placement.task import Placement
+from kubegpu.placement.registry import NEEDS_MIX, make_policy
+from kubegpu.placement.task import Placement
 from kubegpu.simulate import events as ev
 from kubegpu.simulate.autoscaler.loop import ClusterAutoscaler
 from kubegpu.simulate.nodes import ABSENT, DELETING, PROVISIONING, READY, ClusterNodes, NodeRecord, build_cluster

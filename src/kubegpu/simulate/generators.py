@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from kubegpu.errors import InputError
-from kubegpu.scheduling.placement.task import Task
+from kubegpu.placement.task import Task
 from kubegpu.simulate.scenario import InferencePeaks, PodShape, PoissonJobs, Training
 from kubegpu.simulate.scenario_checks import quantity, seconds
 from kubegpu.simulate.trace_format import load_trace

@@ -29,8 +29,8 @@ import numpy as np
 from kubegpu.errors import InputError
 from kubegpu.fragmentation.shapes import ShapeMix, TaskShape, mix_from_tasks
 from kubegpu.fragmentation.tracker import FragmentTracker
-from kubegpu.scheduling.placement.registry import make_policy
-from kubegpu.scheduling.placement.task import MILLI, Task
+from kubegpu.placement.registry import make_policy
+from kubegpu.placement.task import MILLI, Task
 from kubegpu.simulate.trace import TraceNodes, trace_state
 
 ARRIVAL_POINTS: tuple[int, ...] = (50, 80, 90, 95, 100, 105, 110, 120, 130)

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kubegpu.scheduling.placement.state import PlacementState
-from kubegpu.scheduling.placement.task import MILLI
+from kubegpu.placement.state import PlacementState
+from kubegpu.placement.task import MILLI
 from kubegpu.simulate.scenario import NodeGroupSpec
 from kubegpu.simulate.scenario_checks import quantity, seconds
 from kubegpu.simulate.workload import Selector

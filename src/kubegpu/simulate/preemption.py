@@ -19,8 +19,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from kubegpu.scheduling.placement.state import PlacementState
-from kubegpu.scheduling.placement.task import Placement, Task
+from kubegpu.placement.state import PlacementState
+from kubegpu.placement.task import Placement, Task
 from kubegpu.scheduling.preemption import (MIN_CANDIDATES_ABSOLUTE, MIN_CANDIDATES_PERCENTAGE, Candidate, Victim,
                                            pick_one_node)
 from kubegpu.simulate.workload import Job

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kubegpu.scheduling.placement.state import PlacementState, default_devices
-from kubegpu.scheduling.placement.task import Placement, Task
+from kubegpu.placement.state import PlacementState, default_devices
+from kubegpu.placement.task import Placement, Task
 
 MAX_HOSTS_TRIED = 48   # hosts examined per plan beyond which it gives up (defrag's MAX_HOSTS)
 

@@ -39,8 +39,8 @@ import numpy as np
 
 from kubegpu.errors import InputError
 from kubegpu.rebalance.budget import PER_NODE_DEFAULT
-from kubegpu.scheduling.placement.state import default_devices
-from kubegpu.scheduling.placement.task import Placement, Task
+from kubegpu.placement.state import default_devices
+from kubegpu.placement.task import Placement, Task
 from kubegpu.simulate.jobstate import PENDING, eviction_loss
 from kubegpu.simulate.rebalance_plan import MAX_HOSTS_TRIED, HostPlan, PodTable, rank_hosts, tightest_destination
 from kubegpu.simulate.scenario import seconds

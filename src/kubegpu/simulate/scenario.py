@@ -19,7 +19,7 @@ from kubegpu.simulate import limits
 from kubegpu.simulate.autoscaler.config import AutoscalerConfig, autoscaler_config
 from kubegpu.simulate.karpenter_config import KarpenterSettings
 from kubegpu.simulate.scenario_checks import check_plain, check_values, check_work, clip, seconds, shown
-from kubegpu.sources.safe_yaml import load_yaml_documents, load_yaml_file
+from kubegpu.guards.safe_yaml import load_yaml_documents, load_yaml_file
 
 Duration = Union[str, int, float]
 

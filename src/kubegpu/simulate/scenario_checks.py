@@ -14,7 +14,7 @@ from typing import Any
 from kubegpu.errors import InputError, QuantityError
 from kubegpu.model.quantity import parse_quantity
 from kubegpu.model.timeutil import parse_duration
-from kubegpu.scheduling.placement.registry import POLICY_NAMES
+from kubegpu.placement.registry import POLICY_NAMES
 from kubegpu.simulate import limits
 
 # `spec` below is a simulate.scenario.ScenarioSpec; it is not imported, even for type checking,

@@ -26,7 +26,7 @@ from kubegpu.simulate import limits
 from kubegpu.simulate.results import run_scenario
 from kubegpu.simulate.scenario import load_scenario
 from kubegpu.simulate.scenario_checks import check_plain, clip, shown
-from kubegpu.sources.safe_yaml import load_yaml_file
+from kubegpu.guards.safe_yaml import load_yaml_file
 
 CONNECT_TIMEOUT_S = 10.0  # reaching a dask scheduler: a port nothing listens on fails at once, a silent host here
 

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from kubegpu.errors import InputError
-from kubegpu.sources.bounded import read_bounded
+from kubegpu.guards.bounded import read_bounded
 
 JOURNAL = "runs.ndjson"
 MAX_JOURNAL_BYTES = 1 << 30  # 10,000 runs of a few KB each, with room to spare

@@ -16,8 +16,8 @@ import numpy as np
 from kubegpu.errors import InputError
 from kubegpu.fragmentation.podlist import MAX_MEMORY_MIB, MIB, csv_rows, int_field
 from kubegpu.fragmentation.podlist import load_pod_list as load_pods
-from kubegpu.scheduling.placement.state import PlacementState
-from kubegpu.scheduling.placement.task import MILLI
+from kubegpu.placement.state import PlacementState
+from kubegpu.placement.task import MILLI
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 __all__ = ["TraceNodes", "load_nodes", "load_pods", "trace_state"]

@@ -26,9 +26,9 @@ import msgspec
 from kubegpu.errors import InputError
 from kubegpu.fragmentation.podlist import csv_rows, pod_task
 from kubegpu.model.integers import shown, parse_int
-from kubegpu.scheduling.placement.task import MILLI, Task
+from kubegpu.placement.task import MILLI, Task
 from kubegpu.simulate.scenario_checks import quantity, seconds
-from kubegpu.sources.bounded import read_bounded
+from kubegpu.guards.bounded import read_bounded
 from kubegpu.simulate.workload import BATCH, SERVICE, Job, PriorityClass, Selector
 
 COLUMNS = ("name", "class", "kind", "submit", "duration", "work_gpu_seconds", "gpus", "gpu_milli", "cpu", "memory",

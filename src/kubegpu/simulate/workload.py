@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kubegpu.scheduling.placement.task import Task
+from kubegpu.placement.task import Task
 
 BATCH = "batch"
 SERVICE = "service"

@@ -29,8 +29,8 @@ from lightkube.core.exceptions import ConfigError
 
 from kubegpu import __version__
 from kubegpu.errors import InputError, SourceError, UsageError
-from kubegpu.sources.bounded import path_text, read_bounded
-from kubegpu.sources.safe_yaml import load_yaml_documents
+from kubegpu.guards.bounded import path_text, read_bounded
+from kubegpu.guards.safe_yaml import load_yaml_documents
 
 IN_CLUSTER = "in-cluster"
 SERVICE_ACCOUNT_DIR = SERVICE_ACCOUNT  # /var/run/secrets/kubernetes.io/serviceaccount

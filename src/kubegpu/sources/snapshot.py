@@ -15,9 +15,9 @@ from typing import Any
 import msgspec
 
 from kubegpu.errors import InputError
-from kubegpu.sources.bounded import path_text, read_bounded, size_text
+from kubegpu.guards.bounded import path_text, read_bounded, size_text
 from kubegpu.sources.documents import Documents, paused_gc
-from kubegpu.sources.safe_yaml import load_yaml_documents
+from kubegpu.guards.safe_yaml import load_yaml_documents
 
 MAX_BYTES = 2 * 1024**3  # a 5,000-node / 50,000-pod dump is ~300 MB; beyond 2 GiB is a mistake
 SNAPSHOT_SUFFIXES = (".json", ".yaml", ".yml", ".json.gz", ".yaml.gz", ".yml.gz", ".gz")

@@ -23,7 +23,7 @@ from kubegpu.audit.rules import METRIC_FRAG_RATE, METRIC_STRANDED
 from kubegpu.fragmentation.capacity import SIZES, cpu_by_size, pods_that_fit
 from kubegpu.fragmentation.cluster import pod_task
 from kubegpu.model.gpu import MILLI, gpu_number
-from kubegpu.models.metrics import METRIC_HELP
+from kubegpu.modelcache.metrics import METRIC_HELP
 from kubegpu.money.waits import pending_costs
 from kubegpu.web.store import ModelStore
 from kubegpu.web.views import ClusterViews, blocker_of, is_blocked

@@ -22,8 +22,8 @@ from kubegpu.jsontext import json_bytes
 from kubegpu.model.cluster import ClusterState
 from kubegpu.model.namespaces import NamespaceScope
 from kubegpu.model.nodetable import NodeTable
-from kubegpu.models.metrics import metric_samples
-from kubegpu.models.overview import inputs_from_state
+from kubegpu.modelcache.metrics import metric_samples
+from kubegpu.modelcache.overview import inputs_from_state
 from kubegpu.money.cluster import cluster_prices
 from kubegpu.money.prices import LIST_PRICES_BOOK, PriceBook
 from kubegpu.money.findings import audit_json
@@ -134,7 +134,7 @@ class ClusterViews:
         return self.cached(("after", goal.kind, goal.size, goal.pod, goal.gang), compute)
 
     def model_cache_samples(self) -> list:
-        """The ModelCache samples of /metrics (`kubegpu.models.metrics`), none without ModelCaches."""
+        """The ModelCache samples of /metrics (`kubegpu.modelcache.metrics`), none without ModelCaches."""
         return self.cached(("model-caches",), lambda: metric_samples(*inputs_from_state(self.state)))
 
     def pending_by_blocker(self) -> Counter:

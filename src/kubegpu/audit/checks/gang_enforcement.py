@@ -24,7 +24,7 @@ from kubegpu.errors import InputError
 from kubegpu.model.kinds import ConfigMap, Pod
 from kubegpu.scheduling.gang import find_gangs
 from kubegpu.model.text import counted
-from kubegpu.sources.safe_yaml import load_yaml_documents
+from kubegpu.guards.safe_yaml import load_yaml_documents
 
 DEFAULT_SCHEDULER = "default-scheduler"
 # gang system -> the schedulerName its scheduler serves by default, and image substrings of that scheduler

@@ -8,7 +8,7 @@ import msgspec
 
 from kubegpu.audit.context import AuditContext
 from kubegpu.audit.findings import CLUSTER_OBJECT, Hit, Patch
-from kubegpu.audit.volumes import is_local_provisioner
+from kubegpu.storage.volumes import is_local_provisioner
 from kubegpu.model.integers import int_or_none
 from kubegpu.model.kinds import CSINode, Node, PersistentVolume, StorageClass
 from kubegpu.model.objects import NodeSelectorRequirement, VolumeNodeAffinity

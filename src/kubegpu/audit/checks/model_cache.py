@@ -7,8 +7,8 @@ from typing import Iterator
 
 from kubegpu.audit.context import AuditContext
 from kubegpu.audit.findings import Hit
-from kubegpu.audit.storage import DEFAULT_THROUGHPUT
-from kubegpu.audit.volumes import is_local_provisioner, spec_backends
+from kubegpu.storage.throughput import DEFAULT_THROUGHPUT
+from kubegpu.storage.volumes import is_local_provisioner, spec_backends
 from kubegpu.audit.workloads import GpuWorkload
 from kubegpu.model.kinds import Pod, StorageClass
 

@@ -9,7 +9,7 @@ from typing import Iterator
 from kubegpu.audit.checks.model_cache import models_plan_remediation
 from kubegpu.audit.context import AuditContext
 from kubegpu.audit.findings import Hit
-from kubegpu.audit.volumes import VolumeBackend, pod_backends, pv_driver, spec_backends
+from kubegpu.storage.volumes import VolumeBackend, pod_backends, pv_driver, spec_backends
 from kubegpu.model.kinds import PersistentVolume, StorageClass
 
 # kubelet's mount timeout in every version's wording (<=1.16, "timed out waiting for the condition",

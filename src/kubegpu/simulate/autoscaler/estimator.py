@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kubegpu.scheduling.placement.state import PlacementState
-from kubegpu.scheduling.placement.state import default_devices
-from kubegpu.scheduling.placement.task import Placement, Task
+from kubegpu.placement.state import PlacementState
+from kubegpu.placement.state import default_devices
+from kubegpu.placement.task import Placement, Task
 
 
 @dataclass(frozen=True)

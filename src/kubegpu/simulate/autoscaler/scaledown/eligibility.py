@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kubegpu.scheduling.placement.state import PlacementState
+from kubegpu.placement.state import PlacementState
 from kubegpu.simulate.autoscaler.config import AutoscalerConfig
 
 

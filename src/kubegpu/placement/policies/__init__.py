@@ -1,0 +1,1 @@
+"""Placement policies, one module per family; `kubegpu.placement.registry` lists them."""

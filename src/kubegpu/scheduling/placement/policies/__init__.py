@@ -1,1 +1,0 @@
-"""Placement policies, one module per family; `kubegpu.scheduling.placement.registry` lists them."""
