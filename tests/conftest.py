@@ -81,6 +81,7 @@ SLOW_MODULES = frozenset({
     "defrag/test_crash.py", "simulate/test_sweep.py", "simulate/test_inflation.py", "simulate/test_reference_oracle.py",
     "simulate/test_scenarios.py", "simulate/test_trace.py", "scheduling/test_volume_matching.py",
     "defrag/test_journal.py", "web/test_prometheus.py", "web/test_helm.py", "fragmentation/test_shapes.py",
+    "money/test_cli_money.py",
 })
 _TEXT: dict[str, str] = {}
 
